@@ -1,0 +1,153 @@
+"""Shared fixtures: every test runs offline, in its own workspace, against the real
+anthropic SDK talking to the scripted local Messages API server.
+
+- No network but loopback (a guard refuses any other connection).
+- No API key in the environment.
+- Each test runs in a fresh temporary workspace, which is the current directory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import anthropic
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from offline.server import ScriptedServer  # noqa: E402
+
+# Every chapter directory that exists, in course order.
+CHAPTERS = sorted(p.parent.name for p in ROOT.glob("s0*_*/code.py"))
+
+
+def chapters_from(first: str) -> list[str]:
+    """This chapter and every later one: a mechanism, once taught, stays."""
+    return [c for c in CHAPTERS if c[:3] >= first[:3]]
+
+
+def load_chapter(name: str):
+    """Import a chapter's code.py as a module (no side effects at import)."""
+    return importlib.import_module(f"{name}.code")
+
+
+def chapter_params(first: str):
+    """pytest params for a `chapter` fixture: ids are the chapter names."""
+    return [pytest.param(c, id=c[:3]) for c in chapters_from(first)]
+
+
+# --- isolation -------------------------------------------------------------------
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_real_connect = socket.socket.connect
+_real_connect_ex = socket.socket.connect_ex
+
+
+def _guard(address) -> None:
+    if isinstance(address, tuple) and address[0] not in _LOOPBACK:
+        raise ConnectionRefusedError(f"tests may only reach loopback, not {address[0]}")
+
+
+def _connect(self, address):
+    _guard(address)
+    return _real_connect(self, address)
+
+
+def _connect_ex(self, address):
+    _guard(address)
+    return _real_connect_ex(self, address)
+
+
+@pytest.fixture(autouse=True)
+def offline_and_isolated(tmp_path, monkeypatch):
+    """No network but loopback, no key, a fresh workspace as the current directory."""
+    monkeypatch.setattr(socket.socket, "connect", _connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", _connect_ex)
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    monkeypatch.chdir(workspace)
+    yield workspace
+
+
+@pytest.fixture
+def workspace(offline_and_isolated) -> Path:
+    return offline_and_isolated
+
+
+# --- the scripted model ------------------------------------------------------------
+
+
+@pytest.fixture
+def server():
+    """A scripted Messages API server; add turns with server.add(...)."""
+    with ScriptedServer() as s:
+        yield s
+
+
+@pytest.fixture
+def client(server):
+    """The real SDK, pointed at the scripted server."""
+    return anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
+
+
+def tool_use_block(name: str, id: str = "toolu_test", **tool_input):
+    """A real SDK ToolUseBlock, for calling a chapter's execute_tool directly."""
+    return anthropic.types.ToolUseBlock(type="tool_use", id=id, name=name, input=tool_input)
+
+
+def call_tool(mod, name: str, **tool_input) -> tuple[str, bool]:
+    """Run one tool call through the chapter's own execute_tool: (output, is_error)."""
+    return mod.execute_tool(tool_use_block(name, **tool_input))
+
+
+def run_agent(mod, client, prompt: str, **kwargs) -> tuple[list, str]:
+    """Run the chapter's agent_loop on one prompt; return (messages, final text)."""
+    messages = [{"role": "user", "content": prompt}]
+    final = mod.agent_loop(messages, client, **kwargs)
+    return messages, final
+
+
+def sent_tool_results(request: dict) -> list[dict]:
+    """The tool_result blocks in the last user message of a request body."""
+    content = request["messages"][-1]["content"]
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def result_text(block: dict) -> str:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        return "".join(c.get("text", "") for c in content)
+    return content
+
+
+# --- running a chapter as a user does ------------------------------------------------
+
+
+def clean_env(**extra) -> dict:
+    """The environment for a chapter subprocess: no key unless given, no colour."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.pop("MODEL_ID", None)
+    # subtle: an empty value counts as set, so a developer's .env cannot add a key.
+    env.update(ANTHROPIC_API_KEY="", ANTHROPIC_AUTH_TOKEN="", NO_COLOR="1")
+    env.update(extra)
+    return env
+
+
+def run_cli(chapter: str, *args: str, cwd: Path, input: str | None = None,
+            timeout: float = 60, **env) -> subprocess.CompletedProcess:
+    """Run `python sNN_x/code.py args...` in `cwd`, like a learner would."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / chapter / "code.py"), *args],
+        cwd=cwd, env=clean_env(**env), input=input, text=True,
+        capture_output=True, timeout=timeout,
+        stdin=None if input is not None else subprocess.DEVNULL,
+    )
