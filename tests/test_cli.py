@@ -1,0 +1,145 @@
+"""The command line every chapter keeps: one-shot, REPL, offline demo, clear errors.
+
+These run `python sNN_x/code.py` in a subprocess, as a learner does. The live path is
+exercised against the scripted server through ANTHROPIC_BASE_URL, exactly as a real
+provider would be reached.
+"""
+
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, chapter_params, clean_env, run_cli
+from offline.server import ScriptedServer, error, reply, tool_use
+
+
+@pytest.fixture(params=chapter_params("s01"))
+def chapter(request):
+    return request.param
+
+
+def live(server, **extra):
+    return dict(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.url, **extra)
+
+
+def test_one_shot_prints_the_answer_and_exits_0(chapter, server, workspace):
+    """`code.py "task"` runs the task to the end against the configured API."""
+    server.add(reply(tool_use("run_shell", {"command": "echo hello > /dev/null; echo hi"})),
+               reply("The answer is 42."))
+    proc = run_cli(chapter, "what is the answer?", cwd=workspace, **live(server))
+    assert proc.returncode == 0, proc.stderr
+    assert "The answer is 42." in proc.stdout
+    assert "> run_shell(" in proc.stdout  # the call is shown as it happens
+    assert server.requests[0]["messages"][0]["content"] == "what is the answer?"
+
+
+def test_model_id_comes_from_the_environment(chapter, server, workspace):
+    server.add(reply("ok"))
+    proc = run_cli(chapter, "hi", cwd=workspace, **live(server, MODEL_ID="my-model"))
+    assert proc.returncode == 0, proc.stderr
+    assert server.requests[0]["model"] == "my-model"
+
+
+def test_default_model_is_a_current_claude_model(chapter, server, workspace):
+    server.add(reply("ok"))
+    run_cli(chapter, "hi", cwd=workspace, **live(server))
+    assert re.fullmatch(r"claude-[a-z]+-[0-9-]+", server.requests[0]["model"])
+
+
+@pytest.mark.parametrize("leave", ["exit\n", "q\n", ""])
+def test_repl_keeps_the_conversation_and_leaves_cleanly(chapter, server, workspace, leave):
+    """The REPL answers each prompt with the history so far; exit, q or EOF leave with 0."""
+    server.add(reply("first answer"), reply("second answer"))
+    proc = run_cli(chapter, cwd=workspace, input="one\ntwo\n" + leave, **live(server))
+    assert proc.returncode == 0, proc.stderr
+    assert "first answer" in proc.stdout and "second answer" in proc.stdout
+    assert f"{chapter[:3]} >> " in proc.stdout
+    assert [m["content"] for m in server.requests[1]["messages"] if m["role"] == "user"] == ["one", "two"]
+
+
+def test_rejected_key_is_one_clear_line(chapter, server, workspace):
+    server.add(error(401, "authentication_error", "invalid x-api-key"))
+    proc = run_cli(chapter, "hi", cwd=workspace, **live(server))
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert "ANTHROPIC_API_KEY" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_bad_model_name_is_one_clear_line(chapter, workspace):
+    with ScriptedServer([reply("unused")], models=["claude-real"]) as server:
+        proc = run_cli(chapter, "hi", cwd=workspace, **live(server, MODEL_ID="claude-typo"))
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "MODEL_ID" in proc.stderr
+
+
+def test_unreachable_api_is_one_clear_line(chapter, workspace):
+    proc = run_cli(chapter, "hi", cwd=workspace, ANTHROPIC_API_KEY="k",
+                   ANTHROPIC_BASE_URL="http://127.0.0.1:9")  # nothing listens on port 9
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr and "cannot reach" in proc.stderr
+
+
+def test_ctrl_c_is_one_line_not_a_traceback(chapter, server, workspace):
+    """Ctrl-C while the model is thinking: status 130, one line."""
+    server.add(reply("too late", delay=30))
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / chapter / "code.py"), "hi"], cwd=workspace,
+        env=clean_env(**live(server)), stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130
+    assert "Traceback" not in err and "interrupted" in err
+
+
+def demo_workspace(stdout: str) -> Path:
+    return Path(re.search(r"Workspace: (\S+)", stdout).group(1))
+
+
+def test_no_key_plays_the_offline_demo(chapter, workspace, tmp_path):
+    """With no key at all, the chapter plays its scripted demo and exits 0."""
+    proc = run_cli(chapter, cwd=workspace, TMPDIR=str(tmp_path), timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "OFFLINE DEMO" in proc.stdout and "To go live" in proc.stdout
+    assert "> " in proc.stdout  # tool calls are shown
+    assert demo_workspace(proc.stdout).parent == tmp_path
+
+
+def test_offline_flag_forces_the_demo_even_with_a_key(chapter, workspace, tmp_path):
+    proc = run_cli(chapter, "--offline", cwd=workspace, TMPDIR=str(tmp_path), timeout=120,
+                   ANTHROPIC_API_KEY="a-real-looking-key", ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "OFFLINE DEMO" in proc.stdout
+
+
+@pytest.mark.parametrize("chapter", chapter_params("s01")[:1])
+def test_s01_demo_only_looks(chapter, workspace, tmp_path):
+    """The s01 demo inspects the sample project with shell commands and changes nothing."""
+    proc = run_cli(chapter, "--offline", cwd=workspace, TMPDIR=str(tmp_path), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "> run_shell(command='ls')" in proc.stdout
+    assert "FAILED (failures=2)" in proc.stdout  # quoted from the real unittest run
+    copy = demo_workspace(proc.stdout)
+    original = ROOT / "offline" / "sample_project" / "inventory.py"
+    assert (copy / "inventory.py").read_bytes() == original.read_bytes()
+
+
+@pytest.mark.parametrize("chapter", [p for p in chapter_params("s02") if p.id == "s02"])
+def test_s02_demo_fixes_the_bug(chapter, workspace, tmp_path):
+    """The s02 demo hits the ambiguous edit, recovers, keeps curly quotes, and the tests pass."""
+    proc = run_cli(chapter, "--offline", cwd=workspace, TMPDIR=str(tmp_path), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "found 2 times" in proc.stdout
+    assert "Tests: Ran 4 tests" in proc.stdout and "OK" in proc.stdout
+    fixed = (demo_workspace(proc.stdout) / "inventory.py").read_text()
+    assert "total += item[\"price\"] * item[\"qty\"]" in fixed
+    assert "Running low on “{item['name']}” ({item['qty']} left)" in fixed
+    assert fixed.count("* item[\"qty\"]") == 1  # catalog_price left alone

@@ -1,0 +1,167 @@
+"""The agent loop (s01) and everything later chapters must keep of it.
+
+Each test runs against s01 and every later chapter: a mechanism, once taught, stays.
+"""
+
+import os
+import time
+
+import pytest
+
+from conftest import chapter_params, load_chapter, run_agent, sent_tool_results, result_text
+from offline.server import reply, tool_use
+
+
+@pytest.fixture(params=chapter_params("s01"))
+def mod(request):
+    return load_chapter(request.param)
+
+
+def test_every_tool_use_gets_one_result_in_order(mod, server, client):
+    """Three calls in one reply: three tool_results, same ids, same order, nothing before them."""
+    server.add(
+        reply("Looking.", tool_use("run_shell", {"command": "echo one"}, id="toolu_a"),
+              tool_use("run_shell", {"command": "echo two"}, id="toolu_b"),
+              tool_use("run_shell", {"command": "echo three"}, id="toolu_c")),
+        reply("All done."),
+    )
+    messages, final = run_agent(mod, client, "count")
+    assert final == "All done."
+    second = server.requests[1]
+    results = sent_tool_results(second)
+    assert [r["tool_use_id"] for r in results] == ["toolu_a", "toolu_b", "toolu_c"]
+    assert second["messages"][-1]["content"] == results  # tool_results only, none missing
+    assert ["one" in result_text(results[0]), "two" in result_text(results[1]),
+            "three" in result_text(results[2])] == [True, True, True]
+    assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_request_carries_system_tools_and_history(mod, server, client):
+    """Each call sends the system prompt, the tool schemas and the whole history."""
+    server.add(reply(tool_use("run_shell", {"command": "echo hi"})), reply("ok"))
+    run_agent(mod, client, "say hi")
+    first, second = server.requests
+    assert "run_shell" in [t["name"] for t in first["tools"]]
+    assert os.getcwd() in first["system"]
+    assert first["messages"] == [{"role": "user", "content": "say hi"}]
+    assert len(second["messages"]) == 3
+
+
+def test_tool_use_runs_even_if_stop_reason_says_end_turn(mod, server, client):
+    """The loop goes by the tool_use blocks, not by stop_reason."""
+    server.add(reply(tool_use("run_shell", {"command": "echo ran"}, id="toolu_x"),
+                     stop_reason="end_turn"),
+               reply("finished"))
+    _, final = run_agent(mod, client, "go")
+    assert final == "finished"
+    assert sent_tool_results(server.requests[1])[0]["tool_use_id"] == "toolu_x"
+
+
+def test_no_tool_use_stops_even_if_stop_reason_says_tool_use(mod, server, client):
+    """A reply without tool_use ends the task, whatever its stop_reason."""
+    server.add(reply("just text", stop_reason="tool_use"))
+    _, final = run_agent(mod, client, "go")
+    assert final == "just text"
+    assert len(server.requests) == 1
+
+
+def test_turn_limit_ends_a_runaway_loop(mod, server, client):
+    """A model that never stops calling tools is stopped after max_turns, cleanly."""
+    server.add(*[reply(tool_use("run_shell", {"command": "echo again"})) for _ in range(5)])
+    messages, final = run_agent(mod, client, "loop forever", max_turns=3)
+    assert len(server.requests) == 3
+    assert "3" in final and "max-turns" in final
+    assert messages[-1]["role"] == "user"  # the last tool_use still got its result
+    assert sent_tool_results({"messages": messages})
+
+
+@pytest.mark.parametrize("bad_input, problem", [
+    ({}, "command"),
+    ({"command": 42}, "command"),
+    ({"command": "echo x", "timeout": "soon"}, "timeout"),
+])
+def test_bad_input_is_an_error_result_not_a_crash(mod, server, client, bad_input, problem):
+    """Missing or wrongly typed input gives an is_error result naming the field."""
+    server.add(reply(tool_use("run_shell", bad_input, id="toolu_bad")), reply("recovered"))
+    _, final = run_agent(mod, client, "go")
+    assert final == "recovered"
+    [result] = sent_tool_results(server.requests[1])
+    assert result["is_error"] is True and problem in result_text(result)
+
+
+def test_unknown_tool_is_an_error_result(mod, server, client):
+    """A tool the agent does not have: is_error, and the loop goes on."""
+    server.add(reply(tool_use("teleport", {"to": "mars"}, id="toolu_t"),
+                     tool_use("run_shell", {"command": "echo still here"}, id="toolu_s")),
+               reply("ok"))
+    run_agent(mod, client, "go")
+    unknown, shell = sent_tool_results(server.requests[1])
+    assert unknown["tool_use_id"] == "toolu_t" and unknown["is_error"] is True
+    assert "teleport" in result_text(unknown)
+    assert shell["tool_use_id"] == "toolu_s" and "still here" in result_text(shell)
+
+
+# --- run_shell --------------------------------------------------------------------
+
+
+def test_run_shell_reports_stdout_stderr_and_exit_code(mod):
+    """Both streams and the exit status reach the model."""
+    out = mod.run_shell("echo to-out; echo to-err >&2; exit 3")
+    assert "to-out" in out and "to-err" in out and "exit code: 3" in out
+
+
+def test_run_shell_says_when_there_is_no_output(mod):
+    assert "(no output)" in mod.run_shell("true")
+
+
+def test_run_shell_cannot_wait_for_input(mod):
+    """Stdin is closed and pagers are cat: nothing can sit waiting for a human."""
+    t0 = time.monotonic()
+    out = mod.run_shell("read line; echo \"read=$?\"; cat; echo \"pager=$PAGER git=$GIT_PAGER\"")
+    assert time.monotonic() - t0 < 5
+    assert "read=1" in out and "pager=cat git=cat" in out
+
+
+def test_run_shell_runs_in_the_workspace(mod, workspace):
+    assert str(workspace) in mod.run_shell("pwd -P")
+
+
+def test_run_shell_timeout_kills_the_whole_process_group(mod, workspace):
+    """On timeout the command and everything it started are killed."""
+    t0 = time.monotonic()
+    out = mod.run_shell("sleep 300 & echo $! > child.pid; sleep 300", timeout=1)
+    assert time.monotonic() - t0 < 10
+    assert "timed out after 1s" in out
+    child = int((workspace / "child.pid").read_text())
+    assert not alive(child)  # the background child is gone too
+
+
+def alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie waiting for its (re)parent to reap it."""
+    time.sleep(0.2)
+    if not os.path.isdir("/proc"):  # macOS: no /proc; a signal 0 probe will do
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_run_shell_timeout_is_capped(mod):
+    """The model cannot ask for more than MAX_TIMEOUT seconds."""
+    assert mod.MAX_TIMEOUT == 600 and mod.DEFAULT_TIMEOUT == 120
+    assert "exit code: 0" in mod.run_shell("true", timeout=10_000)
+
+
+def test_long_output_keeps_head_and_tail(mod):
+    """Past the limit the middle is cut, with a marker saying how much."""
+    limit = mod.MAX_OUTPUT_CHARS
+    out = mod.run_shell(f"echo FIRST-LINE; head -c {limit * 3} /dev/zero | tr '\\0' x; echo; echo LAST-LINE")
+    assert "FIRST-LINE" in out and "LAST-LINE" in out
+    assert "bytes cut from the middle" in out
+    assert len(out) < limit + 2000
