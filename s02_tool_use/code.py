@@ -458,7 +458,7 @@ def list_files(pattern: str, path: str = ".") -> str:
         if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules):
             found.append((full.stat().st_mtime, rel))
     if not found:
-        return f"No files match '{pattern}' in {display(base)}."
+        return f"No files match '{pattern}' in {'the workspace' if base == workspace else display(base)}."
     found.sort(reverse=True)  # newest first: what you touched last is likely relevant
     rows = [rel for _, rel in found[:LIST_LIMIT]]
     if len(found) > LIST_LIMIT:
@@ -512,17 +512,21 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     if not base.exists():
         raise ToolError(f"path not found: {path}")
     rel = display(base)
-    lines = rg_search(pattern, rel, include) if RG else python_search(pattern, base, include)
-    if not lines:
-        return f"No matches for {pattern!r} in {rel}."
-    total = len(lines)
-    shown = lines[:GREP_LIMIT]
+    search = rg_search(pattern, rel, include) if RG else python_search(pattern, base, include)
+    shown, total = [], 0
+    for line in search:  # subtle: count every match, but keep only the first few
+        total += 1
+        if total <= GREP_LIMIT:
+            shown.append(line)
+    if not total:
+        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
     if total > GREP_LIMIT:
         shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
     return "\n".join(shown)
 
 
-def rg_search(pattern: str, rel: str, include: str | None) -> list[str]:
+def rg_search(pattern: str, rel: str, include: str | None):
+    """Yield ripgrep's output lines as they come: a million matches cost no memory."""
     # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
     cmd = [RG, "--line-number", "--with-filename", "--no-heading", "--color=never",
            "--sort=path", "--max-columns=300", "--max-columns-preview", "-e", pattern]
@@ -530,14 +534,25 @@ def rg_search(pattern: str, rel: str, include: str | None) -> list[str]:
         cmd += ["--glob", include]
     if rel != ".":
         cmd += ["--", rel]
-    proc = subprocess.run(cmd, capture_output=True, text=True,
-                          errors="replace", timeout=60, stdin=subprocess.DEVNULL)
-    if proc.returncode == 2 and not proc.stdout:  # 1 means "no match": not an error
-        raise ToolError(f"grep_search failed: {proc.stderr.strip()}")
-    return proc.stdout.splitlines()
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+                                errors="replace", stdin=subprocess.DEVNULL)
+        try:
+            any_line = False
+            for line in proc.stdout:
+                any_line = True
+                yield line.rstrip("\n")
+            if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
+                err.seek(0)
+                raise ToolError(f"grep_search failed: {err.read().decode(errors='replace').strip()}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
 
 
-def python_search(pattern: str, base: Path, include: str | None) -> list[str]:
+def python_search(pattern: str, base: Path, include: str | None):
     """The same search without ripgrep: slower, and Python's regex dialect."""
     try:
         regex = re.compile(pattern)
@@ -545,7 +560,6 @@ def python_search(pattern: str, base: Path, include: str | None) -> list[str]:
         raise ToolError(f"bad regular expression {pattern!r}: {e}")
     workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
     files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
-    out = []
     for file in files:
         rel = file.relative_to(workspace).as_posix()
         if file != base and (any(part.startswith(".") for part in rel.split("/"))
@@ -556,8 +570,7 @@ def python_search(pattern: str, base: Path, include: str | None) -> list[str]:
         with file.open(encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(text_lines(f, 300), start=1):
                 if regex.search(line):
-                    out.append(f"{rel}:{number}:{line}")
-    return out
+                    yield f"{rel}:{number}:{line}"
 # --8<-- [end:grep_search]
 
 
