@@ -15,6 +15,8 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
+import importlib
+
 from .scenarios import SCENARIOS
 from .server import ScriptedServer
 
@@ -31,10 +33,17 @@ def copy_sample_project(chapter: str) -> Path:
     return workdir
 
 
+def find_scenario(chapter: str) -> dict:
+    """A chapter's scenario: in scenarios.py, or in its own module scenario_sNN.py."""
+    if chapter in SCENARIOS:
+        return SCENARIOS[chapter]
+    return importlib.import_module(f"{__package__}.scenario_{chapter}").SCENARIO
+
+
 @contextmanager
 def scripted_demo(chapter: str):
     """Yield the scenario's user prompts, inside the demo's workspace and server."""
-    scenario = SCENARIOS[chapter]
+    scenario = find_scenario(chapter)
     workdir = copy_sample_project(chapter)
     if scenario.get("setup"):
         scenario["setup"](workdir)
