@@ -11,7 +11,9 @@ tests can assert on exactly what the agent sent.
         server.requests  # -> list of request bodies (dicts), in order
 
 A turn is a dict made by `reply()` or `error()`, or a callable that takes the
-request body and returns one (a turn computed from what the agent sent).
+request body and returns one (a turn computed from what the agent sent). Requests
+that arrive in no fixed order, such as parallel subagents, can take their turns
+from `routed()`, which picks the next turn by the request's first message.
 """
 
 from __future__ import annotations
@@ -60,6 +62,38 @@ def reply(*blocks: dict | str, stop_reason: str | None = None,
     return turn
 
 
+def first_message(request: dict) -> str:
+    """The text of a request's first user message: the prompt a (sub)agent started from."""
+    content = request["messages"][0]["content"]
+    if isinstance(content, list):
+        content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content
+
+
+def routed(scripts: dict, key: Callable[[dict], str] = first_message) -> list:
+    """Turns for requests that arrive in no fixed order, such as parallel subagents.
+
+    `scripts` maps a key (by default a request's first user message) to the turns
+    for the requests with that key, in order. Returns as many callable turns as there
+    are turns in all the scripts; put them in the script where those requests come.
+    Each one, whichever request takes it, answers with the next turn of the script
+    its request belongs to (a request with no turn left gets an error answer).
+    """
+    queues = {k: deque(turns) for k, turns in scripts.items()}
+    lock = threading.Lock()
+
+    def turn(request: dict) -> dict:
+        k = key(request)
+        with lock:
+            chosen = queues[k].popleft() if queues.get(k) else None
+        if chosen is None:
+            return error(400, "invalid_request_error",
+                         f"scripted server: no routed turn left for {k!r:.80}")
+        return chosen(request) if callable(chosen) else chosen
+
+    return [turn] * sum(len(turns) for turns in scripts.values())
+
+
 def error(status: int, kind: str, message: str) -> dict:
     """An API error answer, e.g. error(529, "overloaded_error", "Overloaded")."""
     return {"status": status, "error": {"type": kind, "message": message}}
@@ -75,6 +109,8 @@ class ScriptedServer:
                  event_delay: float = 0.0, chunk_size: int = 24):
         self.turns: deque[Turn] = deque(turns)
         self.requests: list[dict] = []        # every request body, in arrival order
+        self.finished: list[float] = []       # time.monotonic() each message answer
+                                              # (not an error) was fully sent, in order
         self.models = set(models) if models else None  # None: accept any model
         self.event_delay = event_delay        # default seconds between SSE events
         self.chunk_size = chunk_size          # characters per streamed delta
@@ -189,6 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(message, turn.get("event_delay", self.scripted.event_delay))
         else:
             self._json(200, message)
+        self.scripted.finished.append(time.monotonic())
 
     def _json(self, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode()

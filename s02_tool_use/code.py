@@ -146,7 +146,8 @@ def save_result(source, name: str) -> str:
     """Save a whole result (a string, or a file to copy) under RESULTS_DIR."""
     folder = Path.cwd() / RESULTS_DIR
     folder.mkdir(exist_ok=True)
-    path = folder / f"{name}.txt"
+    # subtle: the name comes from the model (a tool_use id); keep it a plain name.
+    path = folder / (re.sub(r"[^\w.-]", "_", name).lstrip(".") + ".txt")
     if isinstance(source, str):
         path.write_text(source, encoding="utf-8")
     else:
@@ -248,7 +249,7 @@ def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
                         "bytes); read_file shows text only.")
     offset, limit = max(1, offset), max(1, min(limit, READ_LIMIT))
     rows, chars, number = [], 0, 0
-    with path.open(encoding="utf-8", errors="replace", newline="") as f:
+    with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(text_lines(f), start=1):
             if number < offset:
                 continue  # subtle: we stream past earlier lines; a 1 GB file costs no memory
@@ -269,7 +270,7 @@ def text_lines(f, cap: int = MAX_LINE_CHARS):
         if len(line) > cap and not line.endswith("\n"):
             rest = 0
             while chunk := f.readline(1 << 16):  # skip the rest of the line
-                rest += len(chunk)
+                rest += len(chunk.rstrip("\n"))
                 if chunk.endswith("\n"):
                     break
             line = f"{line[:cap]} [... line cut, {len(line) - cap + rest:,} more characters]"
@@ -307,6 +308,10 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(f.fileno())
         if path.exists():
             os.chmod(tmp, path.stat().st_mode)  # keep the file's permissions
+        else:  # mkstemp makes 0600 files; a new file gets the usual 0666 - umask
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
@@ -395,9 +400,14 @@ def keep_quote_style(new: str, old: str, found: str) -> str:
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
         if op == "equal":
             out.append(found[i1:i2])  # what the file really has at these places
-        else:
-            out.append(curl_quotes(new[j1:j2], double="“" in found or "”" in found,
-                                   single="‘" in found or "’" in found))
+        else:  # inserted text: the file's quote style, curly or straight
+            double, single = "“" in found or "”" in found, "‘" in found or "’" in found
+            inserted = new[j1:j2]
+            if not double:
+                inserted = inserted.replace("“", '"').replace("”", '"')
+            if not single:
+                inserted = inserted.replace("‘", "'").replace("’", "'")
+            out.append(curl_quotes(inserted, double, single))
     return "".join(out)
 
 
@@ -453,7 +463,9 @@ def list_files(pattern: str, path: str = ".") -> str:
     workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
     found = []
     for name in glob.glob(pattern, root_dir=base, recursive=True):
-        full = base / name
+        full = Path(os.path.normpath(base / name))  # "../x" in a pattern climbs out
+        if not inside(full, workspace) or not inside(full.resolve(), workspace):
+            continue  # outside, or reached through a link that leads out
         rel = full.relative_to(workspace).as_posix()
         if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules):
             found.append((full.stat().st_mtime, rel))
@@ -464,6 +476,10 @@ def list_files(pattern: str, path: str = ".") -> str:
     if len(found) > LIST_LIMIT:
         rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
     return "\n".join(rows)
+
+
+def inside(path: Path, workspace: Path) -> bool:
+    return path == workspace or workspace in path.parents
 
 
 def gitignore_rules(root: Path) -> list[tuple[str, bool, bool, bool]]:
@@ -529,7 +545,9 @@ def rg_search(pattern: str, rel: str, include: str | None):
     """Yield ripgrep's output lines as they come: a million matches cost no memory."""
     # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
     cmd = [RG, "--line-number", "--with-filename", "--no-heading", "--color=never",
-           "--sort=path", "--max-columns=300", "--max-columns-preview", "-e", pattern]
+           "--sort=path", "--max-columns=300", "--max-columns-preview",
+           "--no-require-git",  # honour .gitignore even outside a git repository
+           "-e", pattern]
     if include:
         cmd += ["--glob", include]
     if rel != ".":
@@ -544,7 +562,9 @@ def rg_search(pattern: str, rel: str, include: str | None):
                 yield line.rstrip("\n")
             if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
                 err.seek(0)
-                raise ToolError(f"grep_search failed: {err.read().decode(errors='replace').strip()}")
+                message = err.read().decode(errors="replace").strip()
+                if "No files were searched" not in message:  # nothing to search: no match
+                    raise ToolError(f"grep_search failed: {message}")
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -560,17 +580,28 @@ def python_search(pattern: str, base: Path, include: str | None):
         raise ToolError(f"bad regular expression {pattern!r}: {e}")
     workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
     files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+    globs = expand_braces(include) if include else []
     for file in files:
         rel = file.relative_to(workspace).as_posix()
-        if file != base and (any(part.startswith(".") for part in rel.split("/"))
+        if file != base and (file.is_symlink() or not inside(file.resolve(), workspace) or
+                             any(p.startswith(".") for p in file.relative_to(base).parts)
                              or is_ignored(rel, rules)):
-            continue  # like rg: skip hidden and ignored files
-        if (include and not fnmatch.fnmatch(file.name, include)) or is_binary(file):
+            continue  # like rg: skip links, hidden and ignored files
+        if (globs and not any(fnmatch.fnmatch(file.name, g) for g in globs)) or is_binary(file):
             continue
         with file.open(encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(text_lines(f, 300), start=1):
                 if regex.search(line):
                     yield f"{rel}:{number}:{line}"
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """'*.{py,txt}' -> ['*.py', '*.txt'], as ripgrep's globs understand it."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    head, tail = pattern[:match.start()], pattern[match.end():]
+    return [g for alt in match.group(1).split(",") for g in expand_braces(head + alt + tail)]
 # --8<-- [end:grep_search]
 
 
@@ -601,7 +632,7 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
 
 
 class _TextExtractor(HTMLParser):
-    SKIP = {"script", "style", "noscript", "template", "svg", "head"}
+    SKIP = {"script", "style", "noscript", "template", "svg"}
     BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6",
              "pre", "section", "article", "header", "footer", "table", "ul", "ol"}
 
@@ -663,7 +694,7 @@ def validate_input(schema: dict, args) -> str | None:
         # subtle: in Python True is an int; JSON does not agree.
         if want in JSON_TYPES and (not isinstance(value, JSON_TYPES[want]) or
                                    (isinstance(value, bool) and want != "boolean")):
-            return f"field '{name}' must be a {want}, not {type(value).__name__} {value!r:.40}"
+            return f"field '{name}' must be of type {want}, not {type(value).__name__} {value!r:.40}"
     return None
 
 

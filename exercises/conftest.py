@@ -1,0 +1,211 @@
+"""What every exercise checker shares: your file, the scripted model, plain-words failures.
+
+A checker (`exercises/sNN/test_exK.py`) tests the file you edit, `exercises/sNN/exK.py`.
+To check another file, name it in EXERCISE_FILE; to check a whole folder laid out like
+exercises/ (the solutions, or a learner's copy), name it in EXERCISE_DIR:
+
+    EXERCISE_FILE=exercises/solutions/s01/ex1.py pytest exercises/s01/test_ex1.py
+    EXERCISE_DIR=exercises/solutions pytest exercises/
+
+Like the course's own tests (tests/conftest.py), every check runs offline, in a fresh
+temporary workspace, against the real `anthropic` SDK talking to the scripted local
+Messages API server in `offline/server.py`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import socket
+import sys
+from pathlib import Path
+
+import anthropic
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from offline.server import ScriptedServer  # noqa: E402
+
+_loaded = itertools.count(1)
+START_DIR = Path.cwd()  # where pytest was started; checks later run in a scratch workspace
+
+
+# --- your file ----------------------------------------------------------------------
+
+def exercise_file(checker: Path) -> Path:
+    """The file a checker tests: test_ex1.py in exercises/s01/ tests
+    - $EXERCISE_FILE, if set (one file, for one checker);
+    - else $EXERCISE_DIR/s01/ex1.py, if set (a folder laid out like exercises/: the
+      solutions, or a learner's own copy of the exercises);
+    - else the starter beside the checker, exercises/s01/ex1.py."""
+    name = checker.name.removeprefix("test_")
+    choices = (("EXERCISE_FILE", Path()), ("EXERCISE_DIR", Path(checker.parent.name, name)))
+    for variable, path in choices:
+        if os.environ.get(variable):
+            base = Path(os.environ[variable]).expanduser()
+            return (base if base.is_absolute() else START_DIR / base) / path
+    return checker.with_name(name)
+
+
+@pytest.fixture
+def exercise_path(request) -> Path:
+    return exercise_file(Path(request.path))
+
+
+@pytest.fixture
+def mod(exercise_path):
+    """Your file, imported afresh for each check (importing it has no side effects)."""
+    if not exercise_path.is_file():
+        pytest.fail(f"there is no file {exercise_path} to check.", pytrace=False)
+    spec = importlib.util.spec_from_file_location(
+        f"exercise_{exercise_path.stem}_{next(_loaded)}", exercise_path)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:
+        pytest.fail(f"your file {exercise_path} does not import: "
+                    f"{type(e).__name__}: {e}", pytrace=False)
+    return module
+
+
+# --- offline and isolated, as in tests/conftest.py -----------------------------------
+
+_LOOPBACK = {"127.0.0.1", "::1", "localhost"}
+_real_connect = socket.socket.connect
+
+
+def _connect(self, address):
+    if isinstance(address, tuple) and address[0] not in _LOOPBACK:
+        raise ConnectionRefusedError(f"checkers may only reach loopback, not {address[0]}")
+    return _real_connect(self, address)
+
+
+@pytest.fixture(autouse=True)
+def workspace(tmp_path, monkeypatch) -> Path:
+    """No network but loopback, no API key, a fresh workspace as the current directory."""
+    monkeypatch.setattr(socket.socket, "connect", _connect)
+    for key in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "MODEL_ID"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    folder = tmp_path / "workspace"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def _shared_server():
+    with ScriptedServer() as s:
+        yield s
+
+
+@pytest.fixture
+def server(_shared_server):
+    """A scripted Messages API server; add the model's turns with server.add(...)."""
+    # One server for the whole run, emptied for each check: stopping a server takes
+    # about half a second, which adds up over many small checks.
+    _shared_server.turns.clear()
+    _shared_server.requests.clear()
+    return _shared_server
+
+
+@pytest.fixture
+def client(server):
+    """The real SDK, pointed at the scripted server."""
+    return anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
+
+
+# --- helpers the checkers share ---------------------------------------------------------
+
+def tool_use_block(name: str, id: str = "toolu_check", **tool_input):
+    """A real SDK ToolUseBlock, as the loop would receive it."""
+    return anthropic.types.ToolUseBlock(type="tool_use", id=id, name=name, input=tool_input)
+
+
+def call_tool(mod, name: str, **tool_input) -> tuple[str, bool]:
+    """One call through your execute_tool: (output, is_error). A stub that raised
+    NotImplementedError inside a handler comes back as an error result; we raise it
+    again so that the check says "not done yet" instead of something vaguer."""
+    output, is_error = mod.execute_tool(tool_use_block(name, **tool_input))
+    if is_error and "NotImplementedError" in output:
+        raise NotImplementedError(output.split("NotImplementedError:", 1)[1].strip())
+    # The two slips everyone makes when adding a tool or a field, said plainly:
+    assert not (is_error and f"unknown tool '{name}'" in output), (
+        f"execute_tool does not know the tool {name!r}: register it in TOOL_HANDLERS.")
+    field = next((f for f in tool_input if f"unexpected field '{f}'" in output), None)
+    assert not (is_error and field), (
+        f"validate_input refused the field {field!r}: add it to {name}'s input_schema "
+        "in TOOLS (the schema is the contract: a field it does not list is refused).")
+    return output, is_error
+
+
+def run_agent(mod, client, prompt: str, **kwargs) -> tuple[list, str]:
+    """Your agent_loop on one prompt: (messages, final text)."""
+    messages = [{"role": "user", "content": prompt}]
+    return messages, mod.agent_loop(messages, client, **kwargs)
+
+
+def blocks(message: dict) -> list[dict]:
+    """A message's content blocks as plain dicts (SDK objects or dicts alike)."""
+    content = message["content"]
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b.model_dump() if hasattr(b, "model_dump") else b for b in content]
+
+
+def result_text(block: dict) -> str:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        return "".join(c.get("text", "") for c in content)
+    return content
+
+
+def transcript_problem(messages: list) -> str | None:
+    """What breaks the API's rules in `messages`, or None: every tool_use must be
+    answered by a tool_result with its id, in order, at the start of the next message."""
+    for i, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        ids = [b["id"] for b in blocks(message) if b["type"] == "tool_use"]
+        if not ids:
+            continue
+        if i + 1 == len(messages):
+            return (f"the transcript ends with the model's tool_use {ids} and no "
+                    "tool_result for it: the next request to the API would be refused (400).")
+        following = blocks(messages[i + 1])
+        answered = [b.get("tool_use_id") for b in following[:len(ids)]]
+        if messages[i + 1]["role"] != "user" or answered != ids:
+            found = [b.get("tool_use_id") or b.get("type") for b in following[:len(ids)]]
+            return (f"the message after the model's tool_use {ids} should start with one "
+                    f"tool_result for each, in that order, but starts with {found}.")
+    return None
+
+
+# --- failures in plain words ------------------------------------------------------------
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Show a failed check as: what it checks (its docstring), then what is wrong."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.when != "call" or call.excinfo is None or item.config.option.tbstyle == "long":
+        return
+    what = (item.function.__doc__ or item.name).strip()
+    if call.excinfo.errisinstance(NotImplementedError):
+        path = exercise_file(Path(str(item.path)))
+        report.longrepr = (f"Checks: {what}\n\nNot done yet: {call.excinfo.value}\n"
+                           f"(in {path}, between the `# >>> EXERCISE` markers)")
+    elif (call.excinfo.errisinstance(anthropic.BadRequestError)
+          and "no more turns" in str(call.excinfo.value)):
+        report.longrepr = (f"Checks: {what}\n\nWhat is wrong: your loop called the model again "
+                           "after the scripted model's last reply: it did not stop when it "
+                           "should have.")
+    elif call.excinfo.errisinstance(AssertionError):
+        # subtle: pytest appends its own explanation ("assert ... == ..."); the
+        # checker's message is written for you, so show just that.
+        message = str(call.excinfo.value).split("\nassert ", 1)[0].strip()
+        report.longrepr = f"Checks: {what}\n\nWhat is wrong: {message}"

@@ -1,0 +1,899 @@
+#!/usr/bin/env python3
+# >>> EXERCISE ex3-about
+# Exercise s02 ex3 (stretch): multi_edit, all or nothing.
+# Write multi_edit(): several edits to one file, applied in order, all or nothing.
+# Add its schema to TOOLS and register it in TOOL_HANDLERS.
+# The task: exercises/s02/README.md. Your work goes between the `>>> EXERCISE ex3`
+# markers below; leave the rest as it is.
+# Check:  pytest exercises/s02/test_ex3.py
+# Try:    python exercises/s02/ex3.py --offline
+# <<< EXERCISE ex3-about
+"""s02_tool_use: a dispatch table and the file tools, with their safeguards.
+
+s01 gave the model one tool. Real work needs more: read a file, search, change one
+line without rewriting the file. This chapter adds:
+- `TOOLS` (the schemas the model sees) and `TOOL_HANDLERS` (name -> function). The
+  loop is unchanged; `execute_tool` now looks the tool up, checks the input against
+  its schema, and turns every failure into an `is_error` tool_result.
+- `safe_path`: every file tool stays inside the workspace (no `..`, absolute paths,
+  `~` or symbolic links that lead out).
+- read_file, write_file (atomic), edit_file (exact match, refuses an ambiguous one,
+  forgives curly quotes and CRLF, keeps the file's own style), list_files,
+  grep_search (ripgrep, pure-Python fallback) and web_fetch.
+- result shaping: a result too long for the context keeps its head and tail, and is
+  saved whole under `.tool-results/` so nothing is lost.
+
+Unchanged: the loop, run_shell, the REPL. Left for later: whether a call may run at
+all (s03 permissions), hooks (s04), deferred tools (s05), concurrency (s06).
+
+Run:  python s02_tool_use/code.py            (REPL; offline demo if no API key)
+      python s02_tool_use/code.py "task"     (one task, then exit)
+      python s02_tool_use/code.py --offline  (force the scripted demo)
+"""
+
+import argparse
+import difflib
+import fnmatch
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import urllib.error
+import urllib.request
+import uuid
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlparse
+
+# --8<-- [start:config]
+CHAPTER = "s02"
+DEFAULT_MODEL = "claude-sonnet-5-5"
+MAX_TOKENS = 8000
+MAX_TURNS = 50               # model calls per task before we give up on a runaway loop
+DEFAULT_TIMEOUT = 120        # seconds a shell command may run ...
+MAX_TIMEOUT = 600            # ... and the most the model may ask for
+MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
+MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
+RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
+READ_LIMIT = 2000            # lines read_file returns by default
+MAX_LINE_CHARS = 2000        # read_file shortens longer lines
+MAX_READ_CHARS = 40_000      # read_file stops before this much text
+LIST_LIMIT = 100             # paths list_files returns
+GREP_LIMIT = 100             # matching lines grep_search returns
+FETCH_TIMEOUT = 30           # seconds for web_fetch
+FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
+COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+SYSTEM = (
+    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
+    "and change files: read before you edit, prefer edit_file over rewriting a whole "
+    "file, and check your work. Act, then report briefly what you did."
+)
+# --8<-- [end:config]
+
+# --8<-- [start:tools]
+def schema(properties: dict, required: list) -> dict:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+
+TOOLS = [
+    {"name": "run_shell",
+     "description": "Run a shell command in the workspace; returns stdout, stderr and "
+                    "the exit code. Stdin is closed. Default timeout "
+                    f"{DEFAULT_TIMEOUT}s, at most {MAX_TIMEOUT}s.",
+     "input_schema": schema({"command": STRING, "timeout": INTEGER}, ["command"])},
+    {"name": "read_file",
+     "description": f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
+                    "lines from `offset` (1-based line number); use offset/limit to "
+                    "read on.",
+     "input_schema": schema({"file_path": STRING, "offset": INTEGER, "limit": INTEGER},
+                            ["file_path"])},
+    {"name": "write_file",
+     "description": "Create or overwrite a file with `content` (atomically). Prefer "
+                    "edit_file to change part of an existing file.",
+     "input_schema": schema({"file_path": STRING, "content": STRING},
+                            ["file_path", "content"])},
+    {"name": "edit_file",
+     "description": "Replace `old_string` with `new_string` in a file. `old_string` "
+                    "must match exactly once (include surrounding lines to make it "
+                    "unique) unless `replace_all` is true. An empty `old_string` "
+                    "creates a new file.",
+     "input_schema": schema({"file_path": STRING, "old_string": STRING,
+                             "new_string": STRING, "replace_all": BOOLEAN},
+                            ["file_path", "old_string", "new_string"])},
+    {"name": "list_files",
+     "description": "Find files by glob pattern (e.g. '**/*.py'), newest first. "
+                    "Skips .git and git-ignored files.",
+     "input_schema": schema({"pattern": STRING, "path": STRING}, ["pattern"])},
+    {"name": "grep_search",
+     "description": "Search file contents with a regular expression; returns "
+                    "file:line:text. `include` filters files by glob (e.g. '*.py').",
+     "input_schema": schema({"pattern": STRING, "path": STRING, "include": STRING},
+                            ["pattern"])},
+    {"name": "web_fetch",
+     "description": "Fetch an http(s) URL and return its text (HTML turned into "
+                    "readable text), at most `max_length` characters.",
+     "input_schema": schema({"url": STRING, "max_length": INTEGER}, ["url"])},
+    # >>> EXERCISE ex3-schema
+    # multi_edit's schema goes here: name, description, input_schema
+    # <<< EXERCISE ex3-schema
+]
+# --8<-- [end:tools]
+
+
+# --8<-- [start:safe_path]
+class ToolError(Exception):
+    """An expected failure; its message goes to the model as an is_error result."""
+
+
+def safe_path(path: str) -> Path:
+    """Resolve `path` against the workspace; refuse anything that ends outside it."""
+    workspace = Path.cwd().resolve()
+    try:
+        # resolve() follows symbolic links and `..`; for a new file it resolves
+        # the parent, so a link to a directory outside is caught too.
+        full = (workspace / Path(path).expanduser()).resolve()
+    except (OSError, RuntimeError) as e:  # e.g. a symlink loop
+        raise ToolError(f"cannot resolve '{path}': {e}")
+    if full != workspace and workspace not in full.parents:
+        raise ToolError(f"'{path}' resolves to {full}, outside the workspace "
+                        f"{workspace}. File tools only work inside the workspace.")
+    return full
+
+
+def display(path: Path) -> str:
+    """A path as the model should see it: relative to the workspace."""
+    return str(path.relative_to(Path.cwd().resolve())) or "."
+# --8<-- [end:safe_path]
+
+
+# --8<-- [start:shape]
+def save_result(source, name: str) -> str:
+    """Save a whole result (a string, or a file to copy) under RESULTS_DIR."""
+    folder = Path.cwd() / RESULTS_DIR
+    folder.mkdir(exist_ok=True)
+    # subtle: the name comes from the model (a tool_use id); keep it a plain name.
+    path = folder / (re.sub(r"[^\w.-]", "_", name).lstrip(".") + ".txt")
+    if isinstance(source, str):
+        path.write_text(source, encoding="utf-8")
+    else:
+        source.seek(0)
+        with path.open("wb") as dst:
+            shutil.copyfileobj(source, dst)
+    return f"{RESULTS_DIR}/{path.name}"
+
+
+def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
+    """Keep a result within MAX_RESULT_CHARS: its head and tail, the whole saved."""
+    # subtle: read_file bounds its own output and is never saved, or reading a
+    # saved result back would save it again, and again.
+    if len(output) <= MAX_RESULT_CHARS or tool_name == "read_file":
+        return output
+    saved = save_result(output, tool_use_id)
+    half = MAX_RESULT_CHARS // 2
+    return (f"{output[:half]}\n\n[... {len(output) - 2 * half:,} characters cut from "
+            f"the middle; the whole result ({len(output):,} characters) is saved in "
+            f"{saved}: read it with read_file offset/limit ...]\n\n{output[-half:]}")
+# --8<-- [end:shape]
+
+
+# --8<-- [start:run_shell]
+# Settings that stop programs from waiting for a human: pagers, editors, prompts.
+NON_INTERACTIVE_ENV = {
+    "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
+    "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "EDITOR": "true",
+    "TERM": "dumb", "PYTHONUNBUFFERED": "1",
+}
+
+
+def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
+    """Run `command` with bash in the workspace; return exit code, stdout and stderr."""
+    timeout = max(1, min(int(timeout), MAX_TIMEOUT))
+    # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
+    # output in memory, and a background child that keeps the pipe open would make
+    # us wait for it. Files cost no memory and we only wait for bash itself.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            ["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            env={**os.environ, **NON_INTERACTIVE_ENV},
+            start_new_session=True,  # its own process group, so we can kill all of it
+        )
+        try:
+            status = f"exit code: {proc.wait(timeout=timeout)}"
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            status = f"timed out after {timeout}s: the command and everything it started were killed"
+        except BaseException:  # Ctrl-C: never leave the command running behind us
+            kill_group(proc)
+            raise
+        stdout, stderr = head_and_tail(out, name="stdout"), head_and_tail(err, name="stderr")
+    parts = [stdout] if stdout else []
+    if stderr:
+        parts.append(f"--- stderr ---\n{stderr}")
+    if not parts:
+        parts.append("(no output)")
+    return "\n".join(parts + [f"[{status}]"])
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill the process and every process it started (they share its group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str:
+    """The output in file `f`; if longer than `limit`, its head and tail, and the
+    whole of it saved under RESULTS_DIR (copied from disk, never held in memory)."""
+    size = f.seek(0, os.SEEK_END)
+    f.seek(0)
+    if size <= limit:
+        return f.read().decode(errors="replace").rstrip("\n")
+    saved = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}")
+    half = limit // 2
+    f.seek(0)
+    head = f.read(half).decode(errors="replace")
+    f.seek(size - half)
+    tail = f.read().decode(errors="replace")
+    return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
+            f"{name} is saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
+# --8<-- [end:run_shell]
+
+
+# --8<-- [start:read_file]
+def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
+    """Numbered lines of a text file, from line `offset`, at most `limit` of them."""
+    path = safe_path(file_path)
+    if not path.exists():
+        raise ToolError(f"file not found: {file_path}")
+    if path.is_dir():
+        raise ToolError(f"{file_path} is a directory; use list_files to see inside it.")
+    if is_binary(path):
+        raise ToolError(f"{file_path} looks like a binary file ({path.stat().st_size:,} "
+                        "bytes); read_file shows text only.")
+    offset, limit = max(1, offset), max(1, min(limit, READ_LIMIT))
+    rows, chars, number = [], 0, 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(text_lines(f), start=1):
+            if number < offset:
+                continue  # subtle: we stream past earlier lines; a 1 GB file costs no memory
+            if len(rows) == limit or chars > MAX_READ_CHARS:
+                rows.append(f"[... more lines follow: read on with offset={number}]")
+                break
+            rows.append(f"{number:>6}\t{line}")
+            chars += len(line)
+    if not rows:
+        return "(empty file)" if number == 0 else f"(the file has only {number} lines)"
+    return "\n".join(rows)
+
+
+def text_lines(f, cap: int = MAX_LINE_CHARS):
+    """Yield the lines of text file `f`, each cut to `cap` characters, without ever
+    holding a whole long line (a minified file can be one 50 MB line)."""
+    while line := f.readline(cap + 1):
+        if len(line) > cap and not line.endswith("\n"):
+            rest = 0
+            while chunk := f.readline(1 << 16):  # skip the rest of the line
+                rest += len(chunk.rstrip("\n"))
+                if chunk.endswith("\n"):
+                    break
+            line = f"{line[:cap]} [... line cut, {len(line) - cap + rest:,} more characters]"
+        yield line.rstrip("\r\n")
+
+
+def is_binary(path: Path) -> bool:
+    """A NUL byte in the first 8 KB: what git and grep also take as binary."""
+    with path.open("rb") as f:
+        return b"\0" in f.read(8192)
+# --8<-- [end:read_file]
+
+
+# --8<-- [start:write_file]
+def write_file(file_path: str, content: str) -> str:
+    path = safe_path(file_path)
+    if path.is_dir():
+        raise ToolError(f"{file_path} is a directory.")
+    existed = path.exists()
+    atomic_write(path, content.encode("utf-8"))
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    verb = "Overwrote" if existed else "Created"
+    return f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)."
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, then rename it over `path`: readers
+    see the old file or the new one, never half of one, even if we crash midway."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode)  # keep the file's permissions
+        else:  # mkstemp makes 0600 files; a new file gets the usual 0666 - umask
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+# --8<-- [end:write_file]
+
+
+# --8<-- [start:edit_file]
+CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+
+
+def edit_file(file_path: str, old_string: str, new_string: str,
+              replace_all: bool = False) -> str:
+    """Replace `old_string` with `new_string`; refuse anything ambiguous."""
+    path = safe_path(file_path)
+    old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
+    if old == new:
+        raise ToolError("old_string and new_string are the same; nothing to change.")
+    if not path.exists():
+        if old:
+            raise ToolError(f"file not found: {file_path}")
+        atomic_write(path, new_string.encode("utf-8"))  # empty old_string: a new file
+        return f"Created {display(path)}."
+    original = read_text_for_edit(path, file_path)
+    # Match on LF text when the file is consistently CRLF; write CRLF back below.
+    crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
+    text = original.replace("\r\n", "\n") if crlf else original
+    if not old:
+        if text:
+            raise ToolError("old_string is empty but the file is not; give the text to replace.")
+        updated = new
+    else:
+        updated = replace_text(text, old, new, replace_all, file_path)
+    atomic_write(path, (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
+    return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
+
+
+def read_text_for_edit(path: Path, file_path: str) -> str:
+    if path.is_dir():
+        raise ToolError(f"{file_path} is a directory.")
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise ToolError(f"{file_path} looks like a binary file; edit_file edits text only.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{file_path} is not valid UTF-8 ({e.reason} at byte {e.start}); "
+                        "refusing to edit it rather than risk corrupting it.")
+
+
+def replace_text(text: str, old: str, new: str, replace_all: bool, file_path: str) -> str:
+    """Replace the exact matches of `old` (or, failing that, its curly-quote
+    variants) in `text`. New text is inserted literally: no regex, no `$1`."""
+    haystack, needle = text, old
+    if text.count(old) == 0:  # the model often types ' and " where the file has ‘’“”
+        haystack, needle = text.translate(CURLY_TO_STRAIGHT), old.translate(CURLY_TO_STRAIGHT)
+    starts = find_all(haystack, needle)
+    if not starts:
+        raise ToolError(not_found_message(text, old, file_path))
+    if len(starts) > 1 and not replace_all:
+        raise ToolError(f"old_string was found {len(starts)} times in {file_path}. Include "
+                        "more surrounding lines to make it unique, or set replace_all.")
+    out, pos = [], 0
+    for start in starts:  # folding keeps lengths, so positions hold in the real text
+        found = text[start:start + len(old)]
+        out += [text[pos:start], keep_quote_style(new, old, found)]
+        pos = start + len(old)
+    return "".join(out + [text[pos:]])
+
+
+def find_all(haystack: str, needle: str) -> list[int]:
+    """Start of every non-overlapping occurrence."""
+    starts, i = [], haystack.find(needle)
+    while i != -1:
+        starts.append(i)
+        i = haystack.find(needle, i + len(needle))
+    return starts
+
+
+def keep_quote_style(new: str, old: str, found: str) -> str:
+    """`new`, with the file's own characters wherever it repeats `old`, and curly
+    quotes in the inserted parts if the file used them there."""
+    if found == old:
+        return new
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(found[i1:i2])  # what the file really has at these places
+        else:  # inserted text: the file's quote style, curly or straight
+            double, single = "“" in found or "”" in found, "‘" in found or "’" in found
+            inserted = new[j1:j2]
+            if not double:
+                inserted = inserted.replace("“", '"').replace("”", '"')
+            if not single:
+                inserted = inserted.replace("‘", "'").replace("’", "'")
+            out.append(curl_quotes(inserted, double, single))
+    return "".join(out)
+
+
+def curl_quotes(s: str, double: bool, single: bool) -> str:
+    """Straight quotes to curly: opening after a space or bracket, else closing."""
+    out = []
+    for i, ch in enumerate(s):
+        opening = i == 0 or s[i - 1].isspace() or s[i - 1] in "([{"
+        if ch == '"' and double:
+            ch = "“" if opening else "”"
+        elif ch == "'" and single:
+            ch = "‘" if opening else "’"  # ’ is also the apostrophe in don’t
+        out.append(ch)
+    return "".join(out)
+
+
+def not_found_message(text: str, old: str, file_path: str) -> str:
+    message = (f"old_string was not found in {file_path}. It must match the file exactly, "
+               "including whitespace, indentation and line endings; read the file again "
+               "and copy the text.")
+    first = old.strip().splitlines()[0].strip() if old.strip() else ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if first and first in line:
+            return message + f" (Its first line appears at line {number}; check the lines around it.)"
+    return message
+
+
+def numbered_diff(before: str, after: str, context: int = 1, max_lines: int = 40) -> str:
+    """The changed lines with line numbers: `-` old line, `+` new line."""
+    a, b = before.splitlines(), after.splitlines()
+    rows = []
+    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context):
+        if rows:
+            rows.append("   ...")
+        for op, i1, i2, j1, j2 in group:
+            if op == "equal":
+                rows += [f"{j + 1:>6}   {b[j]}" for j in range(j1, j2)]
+                continue
+            rows += [f"{i + 1:>6} - {a[i]}" for i in range(i1, i2)]
+            rows += [f"{j + 1:>6} + {b[j]}" for j in range(j1, j2)]
+    if len(rows) > max_lines:
+        rows = rows[:max_lines] + [f"   ... ({len(rows) - max_lines} more diff lines)"]
+    return "\n".join(rows) or "(no line changed)"
+# --8<-- [end:edit_file]
+# >>> EXERCISE ex3
+
+
+def multi_edit(file_path: str, edits: list) -> str:
+    """Several edits to one file, all or nothing.
+
+    `edits` is a list of {"old_string", "new_string", "replace_all"?} objects. Each is
+    applied, with edit_file's rules, to the text the edits before it produced. If any
+    edit fails, none is applied: the file is left byte for byte as it was, and the
+    ToolError says which edit failed (1-based) and why.
+    """
+    raise NotImplementedError("write multi_edit(file_path, edits); then add its schema to "
+                              "TOOLS and register it in TOOL_HANDLERS")
+# <<< EXERCISE ex3
+
+
+# --8<-- [start:list_files]
+def list_files(pattern: str, path: str = ".") -> str:
+    """Files matching a glob pattern, newest first, without .git and ignored files."""
+    base = safe_path(path)
+    if not base.is_dir():
+        raise ToolError(f"{path} is not a directory.")
+    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
+    found = []
+    for name in glob.glob(pattern, root_dir=base, recursive=True):
+        full = Path(os.path.normpath(base / name))  # "../x" in a pattern climbs out
+        if not inside(full, workspace) or not inside(full.resolve(), workspace):
+            continue  # outside, or reached through a link that leads out
+        rel = full.relative_to(workspace).as_posix()
+        if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules):
+            found.append((full.stat().st_mtime, rel))
+    if not found:
+        return f"No files match '{pattern}' in {'the workspace' if base == workspace else display(base)}."
+    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
+    rows = [rel for _, rel in found[:LIST_LIMIT]]
+    if len(found) > LIST_LIMIT:
+        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
+    return "\n".join(rows)
+
+
+def inside(path: Path, workspace: Path) -> bool:
+    return path == workspace or workspace in path.parents
+
+
+def gitignore_rules(root: Path) -> list[tuple[str, bool, bool, bool]]:
+    """(pattern, negated, directory-only, anchored) for each line of .gitignore.
+    A common subset of gitignore: no nested .gitignore files, no `**` subtleties."""
+    file = root / ".gitignore"
+    rules = []
+    for line in file.read_text(errors="replace").splitlines() if file.is_file() else []:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated, line = line.startswith("!"), line.lstrip("!")
+        dir_only, line = line.endswith("/"), line.rstrip("/")
+        anchored = "/" in line
+        rules.append((line.lstrip("/"), negated, dir_only, anchored))
+    return rules
+
+
+def is_ignored(rel: str, rules) -> bool:
+    """Does a rule match the file or one of its parent directories? Last match wins."""
+    parts, ignored = rel.split("/"), False
+    for pattern, negated, dir_only, anchored in rules:
+        for k in range(1, len(parts) + 1):
+            if dir_only and k == len(parts):
+                continue  # a directory-only rule never matches the file itself
+            target = "/".join(parts[:k]) if anchored else parts[k - 1]
+            if fnmatch.fnmatchcase(target, pattern):
+                ignored = not negated
+    return ignored
+# --8<-- [end:list_files]
+
+
+# --8<-- [start:grep_search]
+def find_rg() -> str | None:
+    """ripgrep on PATH, or beside this Python (pip's `ripgrep` in an inactive venv)."""
+    beside = Path(sys.executable).parent / "rg"
+    return shutil.which("rg") or (str(beside) if beside.exists() else None)
+
+
+RG = find_rg()
+
+
+def grep_search(pattern: str, path: str = ".", include: str | None = None) -> str:
+    """Lines matching a regular expression, as file:line:text, capped."""
+    base = safe_path(path)
+    if not base.exists():
+        raise ToolError(f"path not found: {path}")
+    rel = display(base)
+    search = rg_search(pattern, rel, include) if RG else python_search(pattern, base, include)
+    shown, total = [], 0
+    for line in search:  # subtle: count every match, but keep only the first few
+        total += 1
+        if total <= GREP_LIMIT:
+            shown.append(line)
+    if not total:
+        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
+    if total > GREP_LIMIT:
+        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
+    return "\n".join(shown)
+
+
+def rg_search(pattern: str, rel: str, include: str | None):
+    """Yield ripgrep's output lines as they come: a million matches cost no memory."""
+    # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
+    cmd = [RG, "--line-number", "--with-filename", "--no-heading", "--color=never",
+           "--sort=path", "--max-columns=300", "--max-columns-preview",
+           "--no-require-git",  # honour .gitignore even outside a git repository
+           "-e", pattern]
+    if include:
+        cmd += ["--glob", include]
+    if rel != ".":
+        cmd += ["--", rel]
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+                                errors="replace", stdin=subprocess.DEVNULL)
+        try:
+            any_line = False
+            for line in proc.stdout:
+                any_line = True
+                yield line.rstrip("\n")
+            if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
+                err.seek(0)
+                message = err.read().decode(errors="replace").strip()
+                if "No files were searched" not in message:  # nothing to search: no match
+                    raise ToolError(f"grep_search failed: {message}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
+
+
+def python_search(pattern: str, base: Path, include: str | None):
+    """The same search without ripgrep: slower, and Python's regex dialect."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as e:
+        raise ToolError(f"bad regular expression {pattern!r}: {e}")
+    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
+    files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+    globs = expand_braces(include) if include else []
+    for file in files:
+        rel = file.relative_to(workspace).as_posix()
+        if file != base and (file.is_symlink() or not inside(file.resolve(), workspace) or
+                             any(p.startswith(".") for p in file.relative_to(base).parts)
+                             or is_ignored(rel, rules)):
+            continue  # like rg: skip links, hidden and ignored files
+        if (globs and not any(fnmatch.fnmatch(file.name, g) for g in globs)) or is_binary(file):
+            continue
+        with file.open(encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(text_lines(f, 300), start=1):
+                if regex.search(line):
+                    yield f"{rel}:{number}:{line}"
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """'*.{py,txt}' -> ['*.py', '*.txt'], as ripgrep's globs understand it."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    head, tail = pattern[:match.start()], pattern[match.end():]
+    return [g for alt in match.group(1).split(",") for g in expand_braces(head + alt + tail)]
+# --8<-- [end:grep_search]
+
+
+# --8<-- [start:web_fetch]
+def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
+    """An http(s) page as readable text."""
+    if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
+        raise ToolError(f"web_fetch takes http:// or https:// URLs only, not {url!r}.")
+    request = urllib.request.Request(url, headers={"User-Agent": "course-agent/1.0"})
+    try:
+        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as response:
+            kind = response.headers.get_content_type()
+            charset = response.headers.get_content_charset() or "utf-8"
+            body = response.read(FETCH_MAX_BYTES)
+    except urllib.error.HTTPError as e:
+        raise ToolError(f"HTTP {e.code} {e.reason} from {url}")
+    except (urllib.error.URLError, OSError) as e:
+        raise ToolError(f"cannot fetch {url}: {getattr(e, 'reason', e)}")
+    if not (kind.startswith("text/") or kind in ("application/json", "application/xml")
+            or kind.endswith("+xml")):
+        raise ToolError(f"{url} is {kind}, not text; web_fetch returns text only.")
+    page = body.decode(charset, errors="replace")
+    page = html_to_text(page) if kind == "text/html" else page
+    max_length = max(1, min(max_length, MAX_RESULT_CHARS))
+    if len(page) > max_length:
+        page = page[:max_length] + f"\n[... cut at {max_length:,} of {len(page):,} characters]"
+    return page
+
+
+class _TextExtractor(HTMLParser):
+    SKIP = {"script", "style", "noscript", "template", "svg"}
+    BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6",
+             "pre", "section", "article", "header", "footer", "table", "ul", "ol"}
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self.skipping = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.skipping += tag in self.SKIP
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        self.skipping -= tag in self.SKIP and self.skipping > 0
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data):
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    """Visible text of an HTML page: scripts and styles dropped, spacing tidied."""
+    parser = _TextExtractor()
+    parser.feed(html)
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+# --8<-- [end:web_fetch]
+
+
+# --8<-- [start:dispatch]
+TOOL_HANDLERS = {  # tool name -> function; the input's fields are its arguments
+    "run_shell": run_shell,
+    "read_file": read_file,
+    "write_file": write_file,
+    "edit_file": edit_file,
+    "list_files": list_files,
+    "grep_search": grep_search,
+    "web_fetch": web_fetch,
+    # >>> EXERCISE ex3-dispatch
+    # register multi_edit here
+    # <<< EXERCISE ex3-dispatch
+}
+SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
+JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "number": (int, float),
+              "object": dict, "array": list}
+
+
+def validate_input(schema: dict, args) -> str | None:
+    """What is wrong with `args` for `schema`, or None. Names the field at fault."""
+    if not isinstance(args, dict):
+        return "the input must be a JSON object"
+    properties = schema.get("properties", {})
+    missing = [name for name in schema.get("required", []) if name not in args]
+    if missing:
+        return f"missing required field(s): {', '.join(missing)}"
+    for name, value in args.items():
+        if name not in properties:
+            return f"unexpected field '{name}' (expected: {', '.join(properties)})"
+        want = properties[name].get("type")
+        # subtle: in Python True is an int; JSON does not agree.
+        if want in JSON_TYPES and (not isinstance(value, JSON_TYPES[want]) or
+                                   (isinstance(value, bool) and want != "boolean")):
+            return f"field '{name}' must be of type {want}, not {type(value).__name__} {value!r:.40}"
+    return None
+
+
+def execute_tool(block) -> tuple[str, bool]:
+    """Run one tool_use block. Returns (output, is_error); never raises."""
+    handler = TOOL_HANDLERS.get(block.name)
+    if handler is None:
+        return f"Error: unknown tool '{block.name}'. Available: {', '.join(TOOL_HANDLERS)}.", True
+    problem = validate_input(SCHEMAS[block.name], block.input)
+    if problem:
+        return f"Error: invalid input for {block.name}: {problem}.", True
+    try:
+        output, is_error = handler(**block.input), False
+    except ToolError as e:
+        output, is_error = f"Error: {e}", True
+    except Exception as e:  # a bug or an OS error: still data for the model
+        output, is_error = f"Error: {type(e).__name__}: {e}", True
+    return shape_result(block.name, output, block.id), is_error
+# --8<-- [end:dispatch]
+
+
+# --8<-- [start:show]
+def show_call(block) -> None:
+    """Print a tool call the way the model asked for it."""
+    args = block.input if isinstance(block.input, dict) else {"input": block.input}
+    call = f"{block.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+    call = call if len(call) <= 200 else call[:197] + "..."
+    print(f"\033[36m> {call}\033[0m" if COLOR else f"> {call}")
+
+
+def show_result(output: str, is_error: bool, lines: int = 6) -> None:
+    """Print the first few lines of a tool_result, indented."""
+    rows = output.splitlines() or [""]
+    preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"] if len(rows) > lines else [])
+    mark = "! " if is_error else "  "
+    for row in preview:
+        row = mark + (row if len(row) <= 160 else row[:157] + "...")
+        print(f"\033[2m{row}\033[0m" if COLOR else row)
+        mark = "  "
+# --8<-- [end:show]
+
+
+# --8<-- [start:loop]
+def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
+               max_turns: int = MAX_TURNS) -> str:
+    """Run the model and its tools until it answers without a tool_use.
+
+    `messages` is extended in place; the final text is returned.
+    """
+    system = SYSTEM.format(cwd=Path.cwd())
+    for _ in range(max_turns):
+        response = client.messages.create(
+            model=model, system=system, messages=messages,
+            tools=TOOLS, max_tokens=MAX_TOKENS,
+        )
+        messages.append({"role": "assistant", "content": response.content})
+        tool_uses = [b for b in response.content if b.type == "tool_use"]
+        for block in response.content:
+            if block.type == "text" and block.text.strip() and tool_uses:
+                print(block.text)
+        # subtle: we stop on "no tool_use", not on stop_reason. A reply cut off by
+        # max_tokens can still hold complete tool_use blocks that need results.
+        if not tool_uses:
+            return "".join(b.text for b in response.content if b.type == "text")
+        results = []
+        for block in tool_uses:  # one tool_result per tool_use, same id, same order
+            show_call(block)
+            output, is_error = execute_tool(block)
+            show_result(output, is_error)
+            results.append({"type": "tool_result", "tool_use_id": block.id,
+                            "content": output, "is_error": is_error})
+        messages.append({"role": "user", "content": results})
+    return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
+# --8<-- [end:loop]
+
+
+# --8<-- [start:main]
+def run_task(prompt: str, messages: list, client, args) -> None:
+    """Add the user's prompt, run the loop, print the answer."""
+    messages.append({"role": "user", "content": prompt})
+    print(agent_loop(messages, client, model=args.model, max_turns=args.max_turns))
+
+
+def repl(client, args) -> int:
+    messages: list = []  # the conversation, kept across prompts
+    while True:
+        try:
+            prompt = input(f"{CHAPTER} >> ")
+        except EOFError:
+            print()
+            return 0
+        if prompt.strip() in ("exit", "q", "quit"):
+            return 0
+        if not prompt.strip():
+            continue
+        mark = len(messages)
+        try:
+            run_task(prompt, messages, client, args)
+        except KeyboardInterrupt:
+            # subtle: a cut-off turn may hold a tool_use with no tool_result; drop
+            # the whole exchange so the transcript stays valid for the next prompt.
+            del messages[mark:]
+            print("\n(interrupted; that task was dropped)")
+
+
+def run_offline_demo(args) -> int:
+    """No API key: play this chapter's scripted demo through the real SDK."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from offline.demo import scripted_demo  # support code, not part of the lesson
+
+    with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
+        client = make_client()
+        messages: list = []
+        for prompt in prompts:
+            print(f"{CHAPTER} >> {prompt}")
+            run_task(prompt, messages, client, args)
+    return 0
+
+
+def make_client():
+    from anthropic import Anthropic
+    # Reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN and ANTHROPIC_BASE_URL.
+    return Anthropic()
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description="s02: dispatch and file tools.")
+    p.add_argument("prompt", nargs="*", help="a task to run once (omit for the REPL)")
+    p.add_argument("--offline", action="store_true", help="play the scripted demo")
+    p.add_argument("--max-turns", type=int, default=MAX_TURNS)
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    from dotenv import load_dotenv
+    load_dotenv(Path(__file__).resolve().parent.parent / ".env")  # the environment wins
+    args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
+    has_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    try:
+        if args.offline or not has_key:
+            return run_offline_demo(args)
+        client = make_client()
+        if args.prompt:
+            run_task(" ".join(args.prompt), [], client, args)
+            return 0
+        return repl(client, args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        print(f"error: {explain(e)}", file=sys.stderr)
+        return 1
+
+
+def explain(e: Exception) -> str:
+    """One clear line for the errors a user can fix."""
+    import anthropic
+    if isinstance(e, anthropic.AuthenticationError):
+        return "the API key was rejected (401). Check ANTHROPIC_API_KEY in your environment or .env."
+    if isinstance(e, anthropic.NotFoundError):
+        return f"not found (404): is MODEL_ID right? ({e.message})"
+    if isinstance(e, anthropic.APIConnectionError):
+        where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
+        return f"cannot reach {where}: {e.__cause__ or e}. Check your network or ANTHROPIC_BASE_URL."
+    if isinstance(e, anthropic.APIStatusError):
+        return f"the API answered {e.status_code}: {e.message}"
+    return f"{type(e).__name__}: {e}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+# --8<-- [end:main]
