@@ -100,4 +100,58 @@ S02 = {
     ],
 }
 
-SCENARIOS = {"s01": S01, "s02": S02}
+
+# --- s03: the permission gate --------------------------------------------------
+
+S03_SETTINGS = {"permissions": {
+    "defaultMode": "acceptEdits",                 # file edits in the workspace run
+    "allow": ["Bash(python3 -m unittest *)"],     # the tests may run without asking
+    "deny": ["Read(./.env)"],                     # secrets stay secret
+}}
+
+
+def s03_setup(workdir) -> None:
+    """Project settings, an old build folder and a secret, in the demo's copy."""
+    import json
+    (workdir / ".claude").mkdir(exist_ok=True)
+    (workdir / ".claude" / "settings.json").write_text(json.dumps(S03_SETTINGS, indent=2))
+    (workdir / "build").mkdir(exist_ok=True)
+    (workdir / "build" / "report-old.txt").write_text("Stock value: 7.00\n")
+    (workdir / ".env").write_text("SHOP_API_TOKEN=not-a-real-token\n")
+
+
+S03 = {
+    "title": "the permission gate: read-only runs, a compound command asks, danger is caught",
+    "setup": s03_setup,
+    "prompts": ["Fix the stock value, clear out the old build folder, check the shop "
+                "token is configured, and run the tests."],
+    "turns": [
+        reply("Let me look around first.",
+              tool_use("run_shell", {"command": "ls -a && ls build"}),
+              tool_use("run_shell", {"command": "grep -n 'total +=' inventory.py"})),
+        # `ls` alone would run unasked; `; rm -rf build` rides along and must ask.
+        reply(tool_use("run_shell", {"command": "ls build; rm -rf build"})),
+        reply("I'll fix total_value straight away.",
+              tool_use("edit_file", {"file_path": "inventory.py",
+                                     "old_string": FIX_CONTEXT,
+                                     "new_string": FIX_CONTEXT + ' * item["qty"]'})),
+        reply(tool_use("read_file", {"file_path": "inventory.py"})),
+        reply(tool_use("edit_file", {"file_path": "inventory.py",
+                                     "old_string": FIX_CONTEXT,
+                                     "new_string": FIX_CONTEXT + ' * item["qty"]'})),
+        # A classic: an unset variable turns this into `rm -rf /*`.
+        reply("I'll empty the build folder another way.",
+              tool_use("run_shell", {"command": 'rm -rf "$BUILD_DIR"/*'})),
+        reply(tool_use("read_file", {"file_path": ".env"})),
+        reply(tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"}),
+              tool_use("run_shell", {"command": "ls build"})),
+        lambda request: reply(
+            "Fixed `total_value` in inventory.py (it now multiplies by the quantity); I read "
+            "the file first, as the gate required. I did not clear build/: removing it needs "
+            "your approval, and no one was at the terminal to give it, so it is still there. "
+            "I could not check the token: a deny rule keeps .env from me. Tests: "
+            + unittest_summary_from(request) + " (the low-stock line is a separate fix)."),
+    ],
+}
+
+SCENARIOS = {"s01": S01, "s02": S02, "s03": S03}

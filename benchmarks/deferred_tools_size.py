@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Benchmark (not a test): how much smaller is the first request with deferred tools?
+
+What it measures
+    The `tools` of a chapter's first request, serialised as JSON the way the SDK
+    sends it (compact separators, UTF-8), in two versions:
+      without deferral   every tool's full definition (the chapter's TOOLS)
+      with deferral      what `tools_for_request()` sends before anything is loaded:
+                         the tools that are not deferred, their names and tool_search's
+                         description naming the deferred ones
+    and, for each deferred tool, what loading it adds to every later request.
+
+Tokens
+    The exact count needs Anthropic's tokenizer, which is only reachable through the
+    API (`client.messages.count_tokens`, a network call with a key): this script does
+    not make it. `--count-tokens` makes that call when ANTHROPIC_API_KEY is set.
+    Otherwise it prints an estimate at 4 bytes per token, which is marked as such.
+
+Usage
+    python benchmarks/deferred_tools_size.py [--chapter s05_deferred_tools]
+           [--count-tokens]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def size(tools: list[dict]) -> int:
+    """Bytes of `tools` as JSON, compact, as the SDK sends a request body."""
+    return len(json.dumps(tools, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def without_markers(tools: list[dict]) -> list[dict]:
+    """Drop the cache_control marker: it is not part of a tool's definition."""
+    return [{k: v for k, v in tool.items() if k != "cache_control"} for tool in tools]
+
+
+def count_tokens(tools: list[dict], model: str) -> int | None:
+    """Input tokens of a one-word request with these tools, by the API (network)."""
+    from anthropic import Anthropic
+    result = Anthropic().messages.count_tokens(
+        model=model, messages=[{"role": "user", "content": "hi"}], tools=tools)
+    return result.input_tokens
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--chapter", default="s05_deferred_tools")
+    p.add_argument("--count-tokens", action="store_true",
+                   help="ask the API (needs ANTHROPIC_API_KEY and the network)")
+    args = p.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    mod = importlib.import_module(f"{args.chapter}.code")
+    mod.LOADED_TOOLS.clear()
+
+    full = without_markers(mod.TOOLS)
+    deferred = without_markers(mod.tools_for_request())
+    rows = [("without deferral", full), ("with deferral", deferred)]
+    print(f"{args.chapter}: the first request's tool definitions")
+    print(f"{'':18} {'tools':>5} {'bytes':>7} {'~tokens':>8}")
+    for label, tools in rows:
+        print(f"{label:18} {len(tools):>5} {size(tools):>7,} {size(tools) // 4:>8,}")
+    saved = size(full) - size(deferred)
+    print(f"saved: {saved:,} bytes per request ({saved / size(full):.0%}); "
+          f"without / with = {size(full) / size(deferred):.2f}")
+    print("~tokens: an estimate at 4 bytes per token, not a tokenizer's count")
+    print("\nwhat loading one deferred tool adds to each later request:")
+    by_name = {tool["name"]: tool for tool in full}
+    for name in mod.DEFERRED_TOOLS:
+        print(f"  {name:18} {size([by_name[name]]) - 2:>5,} bytes")
+
+    if args.count_tokens:
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            print("\n--count-tokens: no ANTHROPIC_API_KEY; the count needs the API.")
+            return 1
+        model = os.environ.get("MODEL_ID") or mod.DEFAULT_MODEL
+        with_all, with_deferral = count_tokens(full, model), count_tokens(deferred, model)
+        print(f"\ninput tokens by the API ({model}), one-word request: without deferral "
+              f"{with_all:,}, with deferral {with_deferral:,}, ratio "
+              f"{with_all / with_deferral:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""s06: Ctrl-C while tools run in parallel.
+
+The chapter runs in a subprocess (its REPL, live against the scripted server), and
+gets a real SIGINT while two slow commands run side by side. Their processes must be
+gone, every call must still get a tool_result, and the REPL must go on.
+"""
+
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, chapter_params, clean_env, result_text, sent_tool_results
+from offline.server import reply, tool_use
+
+
+@pytest.fixture(params=chapter_params("s06"))
+def chapter(request):
+    return request.param
+
+
+def running(marker: str) -> list[str]:
+    """Command lines of the processes that contain `marker`."""
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    return [line for line in ps.splitlines() if marker in line and "ps -eo" not in line]
+
+
+def wait_for(condition, timeout=20.0):
+    deadline = time.monotonic() + timeout
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return condition()
+
+
+def test_ctrl_c_kills_running_calls_and_every_call_gets_a_result(chapter, server, workspace):
+    server.add(
+        reply(tool_use("run_shell", {"command": "sleep 37.25"}, id="toolu_1"),
+              tool_use("run_shell", {"command": "sleep 37.5"}, id="toolu_2"),
+              tool_use("write_file", {"file_path": "late.txt", "content": "x"}, id="toolu_3")),
+        reply("Understood, stopping there."),
+    )
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / chapter / "code.py")], cwd=workspace,
+        env=clean_env(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.url),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        proc.stdin.write("wait for me\n")
+        proc.stdin.flush()
+        both = wait_for(lambda: running("sleep 37.25") and running("sleep 37.5"))
+        assert both, "the two read-only sleeps should run at the same time"
+        proc.send_signal(signal.SIGINT)
+        gone = wait_for(lambda: not running("sleep 37.25") and not running("sleep 37.5"), 10)
+        assert wait_for(lambda: len(server.requests) >= 1)
+        # the REPL goes on: the next prompt is answered with the whole history
+        out, err = proc.communicate("what happened?\nexit\n", timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert gone, "Ctrl-C must kill the running commands"
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert "[interrupted" in out
+    results = [r for m in server.requests[1]["messages"] if m["role"] == "user"
+               and isinstance(m["content"], list) for r in m["content"]]
+    assert [r["tool_use_id"] for r in results] == ["toolu_1", "toolu_2", "toolu_3"]
+    assert all(r["is_error"] for r in results)
+    assert "Interrupted" in result_text(results[0]) and "Interrupted" in result_text(results[1])
+    assert "Not run" in result_text(results[2])
+    assert server.requests[1]["messages"][-1]["content"] == "what happened?"
+    assert not (workspace / "late.txt").exists()
+
+
+def start_repl(chapter, server, workspace):
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / chapter / "code.py")], cwd=workspace,
+        env=clean_env(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.url),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdin.write("start\n")
+    proc.stdin.flush()
+    return proc
+
+
+def test_ctrl_c_while_streaming_stops_the_early_call_and_drops_the_turn(chapter, server, workspace):
+    """A safe call started mid-stream is killed with the stream; the cut-off turn is
+    dropped, so the next prompt starts from a valid transcript."""
+    server.add(reply(tool_use("run_shell", {"command": "sleep 37.75"}),
+                     tool_use("write_file", {"file_path": "x.txt", "content": "y" * 3000}),
+                     event_delay=0.2),  # the second block takes half a minute to stream
+               reply("fresh start"))
+    proc = start_repl(chapter, server, workspace)
+    try:
+        assert wait_for(lambda: running("sleep 37.75")), "the safe call should start mid-stream"
+        proc.send_signal(signal.SIGINT)
+        gone = wait_for(lambda: not running("sleep 37.75"), 10)
+        out, err = proc.communicate("again\nexit\n", timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert gone and proc.returncode == 0, err
+    assert "Traceback" not in err and "fresh start" in out
+    assert server.requests[1]["messages"] == [{"role": "user", "content": "again"}]
+    assert not (workspace / "x.txt").exists()
+
+
+def test_ctrl_c_during_an_unsafe_call_kills_it_and_skips_the_rest(chapter, server, workspace):
+    """An unsafe call runs alone in the main thread; Ctrl-C kills it there."""
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(
+        '{"permissions": {"allow": ["Bash(touch:*)", "Bash(sleep:*)"]}}')
+    server.add(reply(tool_use("run_shell", {"command": "touch started && sleep 38.25"}, id="toolu_1"),
+                     tool_use("run_shell", {"command": "ls"}, id="toolu_2")),
+               reply("ok"))
+    proc = start_repl(chapter, server, workspace)
+    try:
+        assert wait_for(lambda: running("sleep 38.25"))
+        proc.send_signal(signal.SIGINT)
+        gone = wait_for(lambda: not running("sleep 38.25"), 10)
+        out, err = proc.communicate("and now?\nexit\n", timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert gone and proc.returncode == 0, err
+    first, second = sent_tool_results({"messages": server.requests[1]["messages"][:-1]})
+    assert first["is_error"] and "Interrupted" in result_text(first)
+    assert second["is_error"] and "Not run" in result_text(second)
