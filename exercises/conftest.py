@@ -121,12 +121,13 @@ def client(server):
 
 # --- helpers the checkers share ---------------------------------------------------------
 
-def tool_use_block(name: str, id: str = "toolu_check", **tool_input):
-    """A real SDK ToolUseBlock, as the loop would receive it."""
+def tool_use_block(name: str, /, id: str = "toolu_check", **tool_input):
+    """A real SDK ToolUseBlock, as the loop would receive it. (`name` is positional
+    only, so a tool input may have a field called `name`, as `skill`'s does.)"""
     return anthropic.types.ToolUseBlock(type="tool_use", id=id, name=name, input=tool_input)
 
 
-def call_tool(mod, name: str, **tool_input) -> tuple[str, bool]:
+def call_tool(mod, name: str, /, **tool_input) -> tuple[str, bool]:
     """One call through your execute_tool: (output, is_error). A stub that raised
     NotImplementedError inside a handler comes back as an error result; we raise it
     again so that the check says "not done yet" instead of something vaguer."""

@@ -199,11 +199,22 @@ def chapter_of(copy: Path) -> Path:
     return found[0]
 
 
+# A file whose first lines hold this marker is not a copy of code.py but a program of
+# its own (a hook script, say): it has regions, but no chapter to keep in step with.
+STANDALONE = re.compile(r"^# standalone:", re.MULTILINE)
+
+
+def is_copy(path: Path) -> bool:
+    """Is this exercise file a copy of its chapter's code.py (not a standalone one)?"""
+    head = "\n".join(path.read_text(encoding="utf-8").split("\n")[:20])
+    return not STANDALONE.search(head)
+
+
 def exercise_files() -> list[Path]:
-    """Every starter and every solution, in course order."""
+    """Every starter and every solution that copies its chapter, in course order."""
     starters = sorted(EXERCISES.glob("s[0-9][0-9]/ex[0-9]*.py"))
     solutions = sorted(EXERCISES.glob("solutions/s[0-9][0-9]/ex[0-9]*.py"))
-    return starters + solutions
+    return [f for f in starters + solutions if is_copy(f)]
 
 
 def main(argv=None) -> int:
@@ -214,6 +225,9 @@ def main(argv=None) -> int:
     status = 0
     for copy in [f.resolve() for f in args.files] or exercise_files():
         name = copy.relative_to(ROOT)
+        if not is_copy(copy):
+            print(f"skipped   {name}: standalone, not a copy of code.py")
+            continue
         chapter = chapter_of(copy)
         text, code = copy.read_text(encoding="utf-8"), chapter.read_text(encoding="utf-8")
         problem = drift(text, code)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -55,9 +56,14 @@ def scripted_demo(chapter: str):
         os.environ.pop("ANTHROPIC_AUTH_TOKEN", None)
         os.chdir(workdir)
         print(banner(chapter, scenario["title"], workdir))
+        # subtle: the scripted model cannot hear your answers, so its story assumes
+        # that every question is answered "no". Make that true even in a terminal.
+        saved_stdin, sys.stdin = sys.stdin, open(os.devnull)
         try:
             yield list(scenario["prompts"])
         finally:
+            sys.stdin.close()
+            sys.stdin = saved_stdin
             os.chdir(saved_cwd)
             for key, value in saved_env.items():
                 if value is None:
@@ -78,6 +84,8 @@ def banner(chapter: str, title: str, workdir: Path) -> str:
         "this chapter's scenario. It is served by a local scripted Messages API",
         "server and reached through the real anthropic SDK; the tools really run.",
         f"Workspace: {workdir}",
+        *(["Nobody answers questions in the demo: each permission prompt gets 'no'."]
+          if chapter >= "s03" else []),
         "To go live: cp .env.example .env, set ANTHROPIC_API_KEY, run again.",
         RULE,
     ])

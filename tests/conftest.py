@@ -8,7 +8,9 @@ anthropic SDK talking to the scripted local Messages API server.
 
 from __future__ import annotations
 
+import copy
 import importlib
+import json
 import os
 import socket
 import subprocess
@@ -32,9 +34,17 @@ def chapters_from(first: str) -> list[str]:
     return [c for c in CHAPTERS if c[:3] >= first[:3]]
 
 
+SESSION_STATE = ("SESSION", "LOADED_TOOLS", "HOOK_STATE")  # module-level state, s03+
+_PRISTINE: dict[str, dict] = {}  # module name -> {attribute: its state at import}
+
+
 def load_chapter(name: str):
     """Import a chapter's code.py as a module (no side effects at import)."""
-    return importlib.import_module(f"{name}.code")
+    mod = importlib.import_module(f"{name}.code")
+    if mod.__name__ not in _PRISTINE:
+        _PRISTINE[mod.__name__] = {attr: copy.deepcopy(getattr(mod, attr))
+                                   for attr in SESSION_STATE if hasattr(mod, attr)}
+    return mod
 
 
 def chapter_params(first: str):
@@ -78,9 +88,40 @@ def offline_and_isolated(tmp_path, monkeypatch):
     yield workspace
 
 
+@pytest.fixture(autouse=True)
+def fresh_session_state():
+    """Each test starts with the session state a chapter had at import (mode, reads,
+    approvals, loaded tools, hook state): modules outlive tests, sessions must not."""
+    yield
+    for name, attrs in _PRISTINE.items():
+        mod = sys.modules[name]
+        for attr, pristine in attrs.items():
+            current, fresh = getattr(mod, attr), copy.deepcopy(pristine)
+            if isinstance(current, dict):
+                current.clear()
+                current.update(fresh)
+            elif isinstance(current, list):
+                current[:] = fresh
+
+
 @pytest.fixture
 def workspace(offline_and_isolated) -> Path:
     return offline_and_isolated
+
+
+def write_settings(workspace: Path, permissions: dict) -> Path:
+    """Claude Code's own .claude/settings.json with these permissions."""
+    folder = workspace / ".claude"
+    folder.mkdir(exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps({"permissions": permissions}) + "\n")
+    return workspace
+
+
+@pytest.fixture
+def trusted(workspace) -> Path:
+    """Settings that accept edits inside the workspace: later chapters (s03+) then run
+    edits without asking; s02 has no permissions and ignores the file."""
+    return write_settings(workspace, {"defaultMode": "acceptEdits"})
 
 
 # --- the scripted model ------------------------------------------------------------

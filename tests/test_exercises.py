@@ -6,7 +6,8 @@ For each exercise `exercises/sNN/exK.py` (the starter a learner edits):
   "Not done yet" message, so no checker is vacuous;
 - the starter and the solution differ from the chapter's current code.py only inside
   their `# >>> EXERCISE` regions, and mark the same places (else: run
-  `python exercises/refresh.py`);
+  `python exercises/refresh.py`); a standalone file (a hook script, marked
+  `# standalone:` in its first lines) copies no chapter, but marks the same places;
 - the exercise is posed in exercises/sNN/README.md with the command that checks it.
 
 The checkers run as a learner runs them, `pytest exercises/sNN/test_exK.py` from the
@@ -29,7 +30,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from exercises.refresh import chapter_of, digest, drift, parse, rebuild  # noqa: E402
+from exercises.refresh import chapter_of, digest, drift, is_copy, parse, rebuild  # noqa: E402
 
 STARTERS = sorted(ROOT.glob("exercises/s[0-9][0-9]/ex[0-9]*.py"))
 IDS = [f"{p.parent.name}-{p.stem}" for p in STARTERS]
@@ -140,7 +141,8 @@ def test_checker_fails_on_the_untouched_starter(starter, checker_runs):
 
 # --- the copies stay in step with their chapter ----------------------------------------
 
-COPIES = [p for s in STARTERS for p in (s, solution_of(s)) if p.is_file()]
+# Standalone exercise files (a hook script, marked `# standalone:`) copy no chapter.
+COPIES = [p for s in STARTERS for p in (s, solution_of(s)) if p.is_file() and is_copy(p)]
 
 
 @pytest.mark.parametrize("copy", COPIES, ids=[rel(p) for p in COPIES])
@@ -160,6 +162,9 @@ def test_starter_and_solution_mark_the_same_places(starter):
         return [(r.name, r.replaces, r.digest) for r in parse(path.read_text(encoding="utf-8"))[1]]
     assert shape(starter) == shape(solution_of(starter)), (
         f"{rel(starter)} and {rel(solution_of(starter))} mark different regions")
+    assert is_copy(starter) == is_copy(solution_of(starter)), (
+        f"one of {rel(starter)} and {rel(solution_of(starter))} is marked `# standalone:` "
+        "and the other is not")
     names = [name for name, _, _ in shape(starter)]
     assert all(n == starter.stem or n.startswith(f"{starter.stem}-") for n in names), (
         f"region names in {rel(starter)} should be {starter.stem} or "

@@ -8,7 +8,6 @@ edits without asking. Every assertion is on the bytes on disk.
 """
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,17 +17,6 @@ from conftest import call_tool, chapter_params, load_chapter
 @pytest.fixture(params=chapter_params("s02"))
 def mod(request):
     return load_chapter(request.param)
-
-
-@pytest.fixture
-def trusted(workspace) -> Path:
-    """Claude Code's own settings file, saying: accept edits inside the workspace.
-    Later chapters (s03+) then run edits without asking; s02 has no permissions and
-    ignores the file."""
-    folder = workspace / ".claude"
-    folder.mkdir()
-    (folder / "settings.json").write_text('{"permissions": {"defaultMode": "acceptEdits"}}\n')
-    return workspace
 
 
 @pytest.fixture

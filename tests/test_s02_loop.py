@@ -5,7 +5,6 @@ order, errors marked is_error. Runs against s02 and every later chapter.
 """
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -16,17 +15,6 @@ from offline.server import reply, tool_use
 @pytest.fixture(params=chapter_params("s02"))
 def mod(request):
     return load_chapter(request.param)
-
-
-@pytest.fixture
-def trusted(workspace) -> Path:
-    """Claude Code's own settings file, saying: accept edits inside the workspace.
-    Later chapters (s03+) then run edits without asking; s02 has no permissions and
-    ignores the file."""
-    folder = workspace / ".claude"
-    folder.mkdir()
-    (folder / "settings.json").write_text('{"permissions": {"defaultMode": "acceptEdits"}}\n')
-    return workspace
 
 
 def results_of(request: dict) -> list[tuple[str, bool, str]]:

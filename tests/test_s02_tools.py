@@ -19,7 +19,7 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from conftest import call_tool, chapter_params, load_chapter
+from conftest import call_tool, chapter_params, load_chapter, write_settings
 
 
 @pytest.fixture(params=chapter_params("s02"))
@@ -32,11 +32,7 @@ def trusted(workspace) -> Path:
     """Claude Code's own settings file, saying: accept edits inside the workspace and
     let web_fetch run. Later chapters (s03+) then run these calls without asking; s02
     has no permissions and ignores the file. Escapes are tested without it."""
-    folder = workspace / ".claude"
-    folder.mkdir()
-    (folder / "settings.json").write_text(
-        '{"permissions": {"defaultMode": "acceptEdits", "allow": ["WebFetch"]}}\n')
-    return workspace
+    return write_settings(workspace, {"defaultMode": "acceptEdits", "allow": ["WebFetch"]})
 
 
 def visible(folder: Path) -> list[str]:

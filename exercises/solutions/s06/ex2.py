@@ -1,0 +1,3279 @@
+#!/usr/bin/env python3
+# >>> EXERCISE ex2-about
+# Reference solution of exercise s06 ex2 (core): at most two shell commands at once.
+# The task: exercises/s06/README.md. The changes are between the `>>> EXERCISE` markers.
+# Check:  EXERCISE_FILE=exercises/solutions/s06/ex2.py pytest exercises/s06/test_ex2.py
+# <<< EXERCISE ex2-about
+"""s06_concurrency: independent tools run side by side, even while the model streams.
+
+Until now the loop ran a reply's tool calls one after another. Five reads that each
+wait a second take five seconds; a sub-task that needs its own long conversation
+fills the parent's context. This chapter adds:
+- `is_concurrency_safe(tool_name, tool_input)`: per tool and per input, failing
+  closed. Reads, searches and fetches are safe; `run_shell` only when the read-only
+  classifier proves the command read-only; writes and edits never.
+- `partition_tool_calls`: the reply's calls, in order, cut into consecutive batches.
+  A run of safe calls is one batch that runs in parallel (up to MAX_PARALLEL at
+  once); an unsafe call is a batch of its own. Batches run strictly in order, results
+  go back in call order, and every call still takes the whole `execute_tool` path.
+- streaming: the reply is streamed (`client.messages.stream`), its text printed as
+  it arrives, and a safe call starts as soon as its tool_use block is complete, while
+  the model is still writing, if every call before it was safe too.
+- Ctrl-C while tools run: what has not finished is cancelled, its processes killed,
+  and every call still gets a tool_result that says so.
+- `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
+  and returns its final answer. Several run in parallel, labelled on the terminal.
+
+Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
+tools), the tools (`run_shell` only records its processes, so Ctrl-C can kill them
+from the main thread); the permission gate asks under a lock, one question at a
+time. This is the last chapter.
+
+Run:  python s06_concurrency/code.py            (REPL; offline demo if no API key)
+      python s06_concurrency/code.py "task"     (one task, then exit)
+      python s06_concurrency/code.py --offline  (force the scripted demo)
+"""
+
+import argparse
+import contextvars
+import difflib
+import fnmatch
+import glob
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import urllib.error
+import urllib.request
+import uuid
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlparse
+
+# --8<-- [start:config]
+CHAPTER = "s06"
+DEFAULT_MODEL = "claude-sonnet-5-5"
+MAX_TOKENS = 8000
+MAX_TURNS = 50               # model calls per task before we give up on a runaway loop
+DEFAULT_TIMEOUT = 120        # seconds a shell command may run ...
+MAX_TIMEOUT = 600            # ... and the most the model may ask for
+MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
+MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
+RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
+READ_LIMIT = 2000            # lines read_file returns by default
+MAX_LINE_CHARS = 2000        # read_file shortens longer lines
+MAX_READ_CHARS = 40_000      # read_file stops before this much text
+LIST_LIMIT = 100             # paths list_files returns
+GREP_LIMIT = 100             # matching lines grep_search returns
+FETCH_TIMEOUT = 30           # seconds for web_fetch
+FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
+COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+SYSTEM = (
+    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
+    "and change files: read before you edit, prefer edit_file over rewriting a whole "
+    "file, and check your work. Act, then report briefly what you did."
+)
+SESSION = {  # what this run of the agent remembers; main() sets the mode
+    "mode": None,         # --permission-mode; None: the settings' defaultMode, or "default"
+    "approved": set(),    # {(tool, command | path | host)}: answered "always"
+    "granted": set(),     # {Path}: outside paths the user let a call reach
+    "read": {},           # {Path: (mtime_ns, sha256)}: files as we last read or wrote them
+}
+# --8<-- [end:config]
+
+# --8<-- [start:tools]
+def schema(properties: dict, required: list) -> dict:
+    return {"type": "object", "properties": properties, "required": required}
+
+
+STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+
+TOOLS = [
+    {"name": "run_shell",
+     "description": "Run a shell command in the workspace; returns stdout, stderr and "
+                    "the exit code. Stdin is closed. Default timeout "
+                    f"{DEFAULT_TIMEOUT}s, at most {MAX_TIMEOUT}s.",
+     "input_schema": schema({"command": STRING, "timeout": INTEGER}, ["command"])},
+    {"name": "read_file",
+     "description": f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
+                    "lines from `offset` (1-based line number); use offset/limit to "
+                    "read on.",
+     "input_schema": schema({"file_path": STRING, "offset": INTEGER, "limit": INTEGER},
+                            ["file_path"])},
+    {"name": "write_file",
+     "description": "Create or overwrite a file with `content` (atomically). Prefer "
+                    "edit_file to change part of an existing file.",
+     "input_schema": schema({"file_path": STRING, "content": STRING},
+                            ["file_path", "content"])},
+    {"name": "edit_file",
+     "description": "Replace `old_string` with `new_string` in a file. `old_string` "
+                    "must match exactly once (include surrounding lines to make it "
+                    "unique) unless `replace_all` is true. An empty `old_string` "
+                    "creates a new file.",
+     "input_schema": schema({"file_path": STRING, "old_string": STRING,
+                             "new_string": STRING, "replace_all": BOOLEAN},
+                            ["file_path", "old_string", "new_string"])},
+    {"name": "list_files",
+     "description": "Find files by glob pattern (e.g. '**/*.py'), newest first. "
+                    "Skips .git and git-ignored files.",
+     "input_schema": schema({"pattern": STRING, "path": STRING}, ["pattern"])},
+    {"name": "grep_search",
+     "description": "Search file contents with a regular expression; returns "
+                    "file:line:text. `include` filters files by glob (e.g. '*.py').",
+     "input_schema": schema({"pattern": STRING, "path": STRING, "include": STRING},
+                            ["pattern"])},
+    {"name": "web_fetch",
+     "description": "Fetch an http(s) URL and return its text (HTML turned into "
+                    "readable text), at most `max_length` characters.",
+     "input_schema": schema({"url": STRING, "max_length": INTEGER}, ["url"])},
+]
+# --8<-- [end:tools]
+
+
+# --8<-- [start:deferred]
+# A deferred tool is known by name only until the model loads it with tool_search.
+# The ones here are rarely needed; every schema left out is a few hundred bytes less
+# in every request.
+DEFERRED_TOOLS = ("web_fetch", "enter_plan_mode", "exit_plan_mode")
+
+TOOLS += [
+    {"name": "tool_search",
+     "description": "Load the full definitions of deferred tools so that you can call "
+                    "them. Deferred tools, known here by name only: "
+                    f"{', '.join(DEFERRED_TOOLS)}. Calling one before it is loaded "
+                    "fails. Query 'select:name1,name2' loads tools by exact name; any "
+                    "other query finds deferred tools by keywords in their names and "
+                    "descriptions. A loaded tool stays available for the rest of the "
+                    "session.",
+     "input_schema": schema({"query": STRING, "max_results": INTEGER}, ["query"])},
+    {"name": "enter_plan_mode",
+     "description": "Switch to plan mode before a change that needs thought: explore "
+                    "with read-only tools, change nothing, then present your plan to "
+                    "the user with exit_plan_mode.",
+     "input_schema": schema({}, [])},
+    {"name": "exit_plan_mode",
+     "description": "In plan mode: present your plan (Markdown) to the user for "
+                    "approval. Approved: plan mode ends and you carry the plan out. "
+                    "Not approved: you stay in plan mode, with the user's feedback.",
+     "input_schema": schema({"plan": STRING}, ["plan"])},
+    {"name": "skill",
+     "description": "Load a skill by name: its instructions, and the folder of the "
+                    "files it bundles. The skills available are listed in the system "
+                    "prompt. `args` is passed to the skill.",
+     "input_schema": schema({"name": STRING, "args": STRING}, ["name"])},
+]
+TOOL_BY_NAME = {tool["name"]: tool for tool in TOOLS}
+LOADED_TOOLS: list[str] = []  # deferred tools loaded this session, in the order loaded
+
+
+def tools_for_request() -> list[dict]:
+    """The `tools` of the next request: every tool that is not deferred, in TOOLS
+    order, then the loaded deferred ones in the order they were loaded."""
+    stable = [tool for tool in TOOLS if tool["name"] not in DEFERRED_TOOLS]
+    # The stable part is the same in every request: mark its end for prompt caching.
+    # subtle: a copy, so TOOLS itself never carries the marker.
+    stable[-1] = {**stable[-1], "cache_control": {"type": "ephemeral"}}
+    return stable + [TOOL_BY_NAME[name] for name in LOADED_TOOLS]
+# --8<-- [end:deferred]
+
+
+# --8<-- [start:safe_path]
+class ToolError(Exception):
+    """An expected failure; its message goes to the model as an is_error result."""
+
+
+def safe_path(path: str) -> Path:
+    """Resolve `path` against the workspace; refuse anything that ends outside it,
+    unless the permission gate let this call reach it (SESSION["granted"])."""
+    workspace = Path.cwd().resolve()
+    try:
+        # resolve() follows symbolic links and `..`; for a new file it resolves
+        # the parent, so a link to a directory outside is caught too.
+        full = (workspace / Path(path).expanduser()).resolve()
+    except (OSError, RuntimeError) as e:  # e.g. a symlink loop
+        raise ToolError(f"cannot resolve '{path}': {e}")
+    if not is_inside(full) and full not in SESSION["granted"]:
+        raise ToolError(f"'{path}' resolves to {full}, outside the workspace "
+                        f"{workspace}. File tools only work inside the workspace.")
+    return full
+
+
+def resolve_path(path: str) -> Path:
+    """Where `path` really points (`..`, `~` and symbolic links followed), without
+    refusing anything: the permission gate decides about paths outside."""
+    full = Path.cwd().resolve() / Path(path).expanduser()
+    try:
+        return full.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.normpath(full))
+
+
+def is_inside(full: Path) -> bool:
+    workspace = Path.cwd().resolve()
+    return full == workspace or workspace in full.parents
+
+
+def display(path: Path) -> str:
+    """A path as the model should see it: relative to the workspace (absolute if
+    the user let a call reach outside it)."""
+    if not is_inside(path):
+        return str(path)
+    return str(path.relative_to(Path.cwd().resolve())) or "."
+# --8<-- [end:safe_path]
+
+
+# --8<-- [start:shape]
+def save_result(source, name: str) -> str:
+    """Save a whole result (a string, or a file to copy) under RESULTS_DIR."""
+    folder = Path.cwd() / RESULTS_DIR
+    folder.mkdir(exist_ok=True)
+    # subtle: the name comes from the model (a tool_use id); keep it a plain name.
+    path = folder / (re.sub(r"[^\w.-]", "_", name).lstrip(".") + ".txt")
+    if isinstance(source, str):
+        path.write_text(source, encoding="utf-8")
+    else:
+        source.seek(0)
+        with path.open("wb") as dst:
+            shutil.copyfileobj(source, dst)
+    return f"{RESULTS_DIR}/{path.name}"
+
+
+def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
+    """Keep a result within MAX_RESULT_CHARS: its head and tail, the whole saved."""
+    # subtle: read_file bounds its own output and is never saved, or reading a
+    # saved result back would save it again, and again.
+    if len(output) <= MAX_RESULT_CHARS or tool_name == "read_file":
+        return output
+    saved = save_result(output, tool_use_id)
+    half = MAX_RESULT_CHARS // 2
+    return (f"{output[:half]}\n\n[... {len(output) - 2 * half:,} characters cut from "
+            f"the middle; the whole result ({len(output):,} characters) is saved in "
+            f"{saved}: read it with read_file offset/limit ...]\n\n{output[-half:]}")
+# --8<-- [end:shape]
+
+
+# --8<-- [start:run_shell]
+# Settings that stop programs from waiting for a human: pagers, editors, prompts.
+NON_INTERACTIVE_ENV = {
+    "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
+    "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "EDITOR": "true",
+    "TERM": "dumb", "PYTHONUNBUFFERED": "1",
+}
+
+
+RUNNING: set = set()  # the run_shell processes alive right now, in any thread
+
+
+def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
+    """Run `command` with bash in the workspace; return exit code, stdout and stderr."""
+    timeout = max(1, min(int(timeout), MAX_TIMEOUT))
+    # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
+    # output in memory, and a background child that keeps the pipe open would make
+    # us wait for it. Files cost no memory and we only wait for bash itself.
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            ["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            env={**os.environ, **NON_INTERACTIVE_ENV},
+            start_new_session=True,  # its own process group, so we can kill all of it
+        )
+        RUNNING.add(proc)  # so Ctrl-C, caught in another thread, can kill it too
+        try:
+            status = f"exit code: {proc.wait(timeout=timeout)}"
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            status = f"timed out after {timeout}s: the command and everything it started were killed"
+        except BaseException:  # Ctrl-C: never leave the command running behind us
+            kill_group(proc)
+            raise
+        finally:
+            RUNNING.discard(proc)
+        stdout, stderr = head_and_tail(out, name="stdout"), head_and_tail(err, name="stderr")
+    parts = [stdout] if stdout else []
+    if stderr:
+        parts.append(f"--- stderr ---\n{stderr}")
+    if not parts:
+        parts.append("(no output)")
+    return "\n".join(parts + [f"[{status}]"])
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """Kill the process and every process it started (they share its group)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str:
+    """The output in file `f`; if longer than `limit`, its head and tail, and the
+    whole of it saved under RESULTS_DIR (copied from disk, never held in memory)."""
+    size = f.seek(0, os.SEEK_END)
+    f.seek(0)
+    if size <= limit:
+        return f.read().decode(errors="replace").rstrip("\n")
+    saved = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}")
+    half = limit // 2
+    f.seek(0)
+    head = f.read(half).decode(errors="replace")
+    f.seek(size - half)
+    tail = f.read().decode(errors="replace")
+    return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
+            f"{name} is saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
+# --8<-- [end:run_shell]
+
+
+# --8<-- [start:read_file]
+def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
+    """Numbered lines of a text file, from line `offset`, at most `limit` of them."""
+    path = safe_path(file_path)
+    if not path.exists():
+        raise ToolError(f"file not found: {file_path}")
+    if path.is_dir():
+        raise ToolError(f"{file_path} is a directory; use list_files to see inside it.")
+    if is_binary(path):
+        raise ToolError(f"{file_path} looks like a binary file ({path.stat().st_size:,} "
+                        "bytes); read_file shows text only.")
+    offset, limit = max(1, offset), max(1, min(limit, READ_LIMIT))
+    rows, chars, number = [], 0, 0
+    with path.open(encoding="utf-8", errors="replace") as f:
+        for number, line in enumerate(text_lines(f), start=1):
+            if number < offset:
+                continue  # subtle: we stream past earlier lines; a 1 GB file costs no memory
+            if len(rows) == limit or chars > MAX_READ_CHARS:
+                rows.append(f"[... more lines follow: read on with offset={number}]")
+                break
+            rows.append(f"{number:>6}\t{line}")
+            chars += len(line)
+    if not rows:
+        return "(empty file)" if number == 0 else f"(the file has only {number} lines)"
+    return "\n".join(rows)
+
+
+def text_lines(f, cap: int = MAX_LINE_CHARS):
+    """Yield the lines of text file `f`, each cut to `cap` characters, without ever
+    holding a whole long line (a minified file can be one 50 MB line)."""
+    while line := f.readline(cap + 1):
+        if len(line) > cap and not line.endswith("\n"):
+            rest = 0
+            while chunk := f.readline(1 << 16):  # skip the rest of the line
+                rest += len(chunk.rstrip("\n"))
+                if chunk.endswith("\n"):
+                    break
+            line = f"{line[:cap]} [... line cut, {len(line) - cap + rest:,} more characters]"
+        yield line.rstrip("\r\n")
+
+
+def is_binary(path: Path) -> bool:
+    """A NUL byte in the first 8 KB: what git and grep also take as binary."""
+    with path.open("rb") as f:
+        return b"\0" in f.read(8192)
+# --8<-- [end:read_file]
+
+
+# --8<-- [start:write_file]
+def write_file(file_path: str, content: str) -> str:
+    path = safe_path(file_path)
+    if path.is_dir():
+        raise ToolError(f"{file_path} is a directory.")
+    existed = path.exists()
+    atomic_write(path, content.encode("utf-8"))
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    verb = "Overwrote" if existed else "Created"
+    return f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)."
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write to a temporary file beside `path`, then rename it over `path`: readers
+    see the old file or the new one, never half of one, even if we crash midway."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if path.exists():
+            os.chmod(tmp, path.stat().st_mode)  # keep the file's permissions
+        else:  # mkstemp makes 0600 files; a new file gets the usual 0666 - umask
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+# --8<-- [end:write_file]
+
+
+# --8<-- [start:edit_file]
+CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+
+
+def edit_file(file_path: str, old_string: str, new_string: str,
+              replace_all: bool = False) -> str:
+    """Replace `old_string` with `new_string`; refuse anything ambiguous."""
+    path = safe_path(file_path)
+    old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
+    if old == new:
+        raise ToolError("old_string and new_string are the same; nothing to change.")
+    if not path.exists():
+        if old:
+            raise ToolError(f"file not found: {file_path}")
+        atomic_write(path, new_string.encode("utf-8"))  # empty old_string: a new file
+        return f"Created {display(path)}."
+    original = read_text_for_edit(path, file_path)
+    # Match on LF text when the file is consistently CRLF; write CRLF back below.
+    crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
+    text = original.replace("\r\n", "\n") if crlf else original
+    if not old:
+        if text:
+            raise ToolError("old_string is empty but the file is not; give the text to replace.")
+        updated = new
+    else:
+        updated = replace_text(text, old, new, replace_all, file_path)
+    atomic_write(path, (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
+    return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
+
+
+def read_text_for_edit(path: Path, file_path: str) -> str:
+    if path.is_dir():
+        raise ToolError(f"{file_path} is a directory.")
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise ToolError(f"{file_path} looks like a binary file; edit_file edits text only.")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ToolError(f"{file_path} is not valid UTF-8 ({e.reason} at byte {e.start}); "
+                        "refusing to edit it rather than risk corrupting it.")
+
+
+def replace_text(text: str, old: str, new: str, replace_all: bool, file_path: str) -> str:
+    """Replace the exact matches of `old` (or, failing that, its curly-quote
+    variants) in `text`. New text is inserted literally: no regex, no `$1`."""
+    haystack, needle = text, old
+    if text.count(old) == 0:  # the model often types ' and " where the file has ‘’“”
+        haystack, needle = text.translate(CURLY_TO_STRAIGHT), old.translate(CURLY_TO_STRAIGHT)
+    starts = find_all(haystack, needle)
+    if not starts:
+        raise ToolError(not_found_message(text, old, file_path))
+    if len(starts) > 1 and not replace_all:
+        raise ToolError(f"old_string was found {len(starts)} times in {file_path}. Include "
+                        "more surrounding lines to make it unique, or set replace_all.")
+    out, pos = [], 0
+    for start in starts:  # folding keeps lengths, so positions hold in the real text
+        found = text[start:start + len(old)]
+        out += [text[pos:start], keep_quote_style(new, old, found)]
+        pos = start + len(old)
+    return "".join(out + [text[pos:]])
+
+
+def find_all(haystack: str, needle: str) -> list[int]:
+    """Start of every non-overlapping occurrence."""
+    starts, i = [], haystack.find(needle)
+    while i != -1:
+        starts.append(i)
+        i = haystack.find(needle, i + len(needle))
+    return starts
+
+
+def keep_quote_style(new: str, old: str, found: str) -> str:
+    """`new`, with the file's own characters wherever it repeats `old`, and curly
+    quotes in the inserted parts if the file used them there."""
+    if found == old:
+        return new
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append(found[i1:i2])  # what the file really has at these places
+        else:  # inserted text: the file's quote style, curly or straight
+            double, single = "“" in found or "”" in found, "‘" in found or "’" in found
+            inserted = new[j1:j2]
+            if not double:
+                inserted = inserted.replace("“", '"').replace("”", '"')
+            if not single:
+                inserted = inserted.replace("‘", "'").replace("’", "'")
+            out.append(curl_quotes(inserted, double, single))
+    return "".join(out)
+
+
+def curl_quotes(s: str, double: bool, single: bool) -> str:
+    """Straight quotes to curly: opening after a space or bracket, else closing."""
+    out = []
+    for i, ch in enumerate(s):
+        opening = i == 0 or s[i - 1].isspace() or s[i - 1] in "([{"
+        if ch == '"' and double:
+            ch = "“" if opening else "”"
+        elif ch == "'" and single:
+            ch = "‘" if opening else "’"  # ’ is also the apostrophe in don’t
+        out.append(ch)
+    return "".join(out)
+
+
+def not_found_message(text: str, old: str, file_path: str) -> str:
+    message = (f"old_string was not found in {file_path}. It must match the file exactly, "
+               "including whitespace, indentation and line endings; read the file again "
+               "and copy the text.")
+    first = old.strip().splitlines()[0].strip() if old.strip() else ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if first and first in line:
+            return message + f" (Its first line appears at line {number}; check the lines around it.)"
+    return message
+
+
+def numbered_diff(before: str, after: str, context: int = 1, max_lines: int = 40) -> str:
+    """The changed lines with line numbers: `-` old line, `+` new line."""
+    a, b = before.splitlines(), after.splitlines()
+    rows = []
+    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context):
+        if rows:
+            rows.append("   ...")
+        for op, i1, i2, j1, j2 in group:
+            if op == "equal":
+                rows += [f"{j + 1:>6}   {b[j]}" for j in range(j1, j2)]
+                continue
+            rows += [f"{i + 1:>6} - {a[i]}" for i in range(i1, i2)]
+            rows += [f"{j + 1:>6} + {b[j]}" for j in range(j1, j2)]
+    if len(rows) > max_lines:
+        rows = rows[:max_lines] + [f"   ... ({len(rows) - max_lines} more diff lines)"]
+    return "\n".join(rows) or "(no line changed)"
+# --8<-- [end:edit_file]
+
+
+# --8<-- [start:list_files]
+def list_files(pattern: str, path: str = ".") -> str:
+    """Files matching a glob pattern, newest first, without .git and ignored files."""
+    base = safe_path(path)
+    if not base.is_dir():
+        raise ToolError(f"{path} is not a directory.")
+    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
+    root = workspace if is_inside(base) else base  # an outside folder the user approved
+    found = []
+    for name in glob.glob(pattern, root_dir=base, recursive=True):
+        full = Path(os.path.normpath(base / name))  # "../x" in a pattern climbs out
+        if not inside(full, root) or not inside(full.resolve(), root):
+            continue  # outside, or reached through a link that leads out
+        rel = display(full)  # absolute if outside the workspace: the user approved that
+        if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules):
+            found.append((full.stat().st_mtime, rel))
+    if not found:
+        return f"No files match '{pattern}' in {'the workspace' if base == workspace else display(base)}."
+    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
+    rows = [rel for _, rel in found[:LIST_LIMIT]]
+    if len(found) > LIST_LIMIT:
+        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
+    return "\n".join(rows)
+
+
+def inside(path: Path, workspace: Path) -> bool:
+    return path == workspace or workspace in path.parents
+
+
+def gitignore_rules(root: Path) -> list[tuple[str, bool, bool, bool]]:
+    """(pattern, negated, directory-only, anchored) for each line of .gitignore.
+    A common subset of gitignore: no nested .gitignore files, no `**` subtleties."""
+    file = root / ".gitignore"
+    rules = []
+    for line in file.read_text(errors="replace").splitlines() if file.is_file() else []:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated, line = line.startswith("!"), line.lstrip("!")
+        dir_only, line = line.endswith("/"), line.rstrip("/")
+        anchored = "/" in line
+        rules.append((line.lstrip("/"), negated, dir_only, anchored))
+    return rules
+
+
+def is_ignored(rel: str, rules) -> bool:
+    """Does a rule match the file or one of its parent directories? Last match wins."""
+    parts, ignored = rel.split("/"), False
+    for pattern, negated, dir_only, anchored in rules:
+        for k in range(1, len(parts) + 1):
+            if dir_only and k == len(parts):
+                continue  # a directory-only rule never matches the file itself
+            target = "/".join(parts[:k]) if anchored else parts[k - 1]
+            if fnmatch.fnmatchcase(target, pattern):
+                ignored = not negated
+    return ignored
+# --8<-- [end:list_files]
+
+
+# --8<-- [start:grep_search]
+def find_rg() -> str | None:
+    """ripgrep on PATH, or beside this Python (pip's `ripgrep` in an inactive venv)."""
+    beside = Path(sys.executable).parent / "rg"
+    return shutil.which("rg") or (str(beside) if beside.exists() else None)
+
+
+RG = find_rg()
+
+
+def grep_search(pattern: str, path: str = ".", include: str | None = None) -> str:
+    """Lines matching a regular expression, as file:line:text, capped."""
+    base = safe_path(path)
+    if not base.exists():
+        raise ToolError(f"path not found: {path}")
+    rel = display(base)
+    search = rg_search(pattern, rel, include) if RG else python_search(pattern, base, include)
+    shown, total = [], 0
+    for line in search:  # subtle: count every match, but keep only the first few
+        total += 1
+        if total <= GREP_LIMIT:
+            shown.append(line)
+    if not total:
+        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
+    if total > GREP_LIMIT:
+        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
+    return "\n".join(shown)
+
+
+def rg_search(pattern: str, rel: str, include: str | None):
+    """Yield ripgrep's output lines as they come: a million matches cost no memory."""
+    # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
+    cmd = [RG, "--line-number", "--with-filename", "--no-heading", "--color=never",
+           "--sort=path", "--max-columns=300", "--max-columns-preview",
+           "--no-require-git",  # honour .gitignore even outside a git repository
+           "-e", pattern]
+    if include:
+        cmd += ["--glob", include]
+    if rel != ".":
+        cmd += ["--", rel]
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+                                errors="replace", stdin=subprocess.DEVNULL)
+        try:
+            any_line = False
+            for line in proc.stdout:
+                any_line = True
+                yield line.rstrip("\n")
+            if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
+                err.seek(0)
+                message = err.read().decode(errors="replace").strip()
+                if "No files were searched" not in message:  # nothing to search: no match
+                    raise ToolError(f"grep_search failed: {message}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
+
+
+def python_search(pattern: str, base: Path, include: str | None):
+    """The same search without ripgrep: slower, and Python's regex dialect."""
+    try:
+        regex = re.compile(pattern)
+    except re.error as e:
+        raise ToolError(f"bad regular expression {pattern!r}: {e}")
+    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
+    root = workspace if is_inside(base) else base  # an outside folder the user approved
+    files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+    globs = expand_braces(include) if include else []
+    for file in files:
+        rel = display(file)
+        if file != base and (file.is_symlink() or not inside(file.resolve(), root) or
+                             any(p.startswith(".") for p in file.relative_to(base).parts)
+                             or is_ignored(rel, rules)):
+            continue  # like rg: skip links, hidden and ignored files
+        if (globs and not any(fnmatch.fnmatch(file.name, g) for g in globs)) or is_binary(file):
+            continue
+        with file.open(encoding="utf-8", errors="replace") as f:
+            for number, line in enumerate(text_lines(f, 300), start=1):
+                if regex.search(line):
+                    yield f"{rel}:{number}:{line}"
+
+
+def expand_braces(pattern: str) -> list[str]:
+    """'*.{py,txt}' -> ['*.py', '*.txt'], as ripgrep's globs understand it."""
+    match = re.search(r"\{([^{}]*)\}", pattern)
+    if not match:
+        return [pattern]
+    head, tail = pattern[:match.start()], pattern[match.end():]
+    return [g for alt in match.group(1).split(",") for g in expand_braces(head + alt + tail)]
+# --8<-- [end:grep_search]
+
+
+# --8<-- [start:web_fetch]
+def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
+    """An http(s) page as readable text."""
+    if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
+        raise ToolError(f"web_fetch takes http:// or https:// URLs only, not {url!r}.")
+    request = urllib.request.Request(url, headers={"User-Agent": "course-agent/1.0"})
+    try:
+        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as response:
+            kind = response.headers.get_content_type()
+            charset = response.headers.get_content_charset() or "utf-8"
+            body = response.read(FETCH_MAX_BYTES)
+    except urllib.error.HTTPError as e:
+        raise ToolError(f"HTTP {e.code} {e.reason} from {url}")
+    except (urllib.error.URLError, OSError) as e:
+        raise ToolError(f"cannot fetch {url}: {getattr(e, 'reason', e)}")
+    if not (kind.startswith("text/") or kind in ("application/json", "application/xml")
+            or kind.endswith("+xml")):
+        raise ToolError(f"{url} is {kind}, not text; web_fetch returns text only.")
+    page = body.decode(charset, errors="replace")
+    page = html_to_text(page) if kind == "text/html" else page
+    max_length = max(1, min(max_length, MAX_RESULT_CHARS))
+    if len(page) > max_length:
+        page = page[:max_length] + f"\n[... cut at {max_length:,} of {len(page):,} characters]"
+    return page
+
+
+class _TextExtractor(HTMLParser):
+    SKIP = {"script", "style", "noscript", "template", "svg"}
+    BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6",
+             "pre", "section", "article", "header", "footer", "table", "ul", "ol"}
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self.skipping = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.skipping += tag in self.SKIP
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag):
+        self.skipping -= tag in self.SKIP and self.skipping > 0
+        if tag in self.BLOCK:
+            self.parts.append("\n")
+
+    def handle_data(self, data):
+        if not self.skipping:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    """Visible text of an HTML page: scripts and styles dropped, spacing tidied."""
+    parser = _TextExtractor()
+    parser.feed(html)
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+# --8<-- [end:web_fetch]
+
+
+# --8<-- [start:dispatch]
+TOOL_HANDLERS = {  # tool name -> function; the input's fields are its arguments
+    "run_shell": run_shell,
+    "read_file": read_file,
+    "write_file": write_file,
+    "edit_file": edit_file,
+    "list_files": list_files,
+    "grep_search": grep_search,
+    "web_fetch": web_fetch,
+}
+SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
+JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "number": (int, float),
+              "object": dict, "array": list}
+
+
+def validate_input(schema: dict, args) -> str | None:
+    """What is wrong with `args` for `schema`, or None. Names the field at fault."""
+    if not isinstance(args, dict):
+        return "the input must be a JSON object"
+    properties = schema.get("properties", {})
+    missing = [name for name in schema.get("required", []) if name not in args]
+    if missing:
+        return f"missing required field(s): {', '.join(missing)}"
+    for name, value in args.items():
+        if name not in properties:
+            return f"unexpected field '{name}' (expected: {', '.join(properties)})"
+        want = properties[name].get("type")
+        # subtle: in Python True is an int; JSON does not agree.
+        if want in JSON_TYPES and (not isinstance(value, JSON_TYPES[want]) or
+                                   (isinstance(value, bool) and want != "boolean")):
+            return f"field '{name}' must be of type {want}, not {type(value).__name__} {value!r:.40}"
+    return None
+# --8<-- [end:dispatch]
+
+
+# --8<-- [start:bash_parser]
+# A careful parser for the part of bash that agents write. It does not run or
+# expand anything: it finds every command a string would run (in lists, pipelines
+# and substitutions), with quotes removed and `$'\x72\x6d'` decoded, so the checks
+# below see `rm` however it is spelled. Whatever it does not understand raises
+# BashSyntaxError, and the checks treat that as "cannot prove it safe".
+MAX_COMMAND_CHARS = 10_000   # longer commands are not analysed: they ask
+MAX_NESTING = 8              # $( $( $( ... ) ) ) deeper than this: not analysed
+
+
+class BashSyntaxError(Exception):
+    pass
+
+
+@dataclass
+class Word:
+    text: str                 # the value after quote removal; expansions kept as written
+    empty: str                # the value if every expansion were empty ("$X/*" -> "/*")
+    expanded: bool = False    # has a $-expansion or substitution: value unknown until run
+    raw: str = ""             # the word as written in the command
+    subs: list = field(default_factory=list)  # scripts inside $(...), `...`, <(...)
+
+
+@dataclass
+class Command:
+    words: list               # [Word]: assignments, then the program and its arguments
+    redirects: list           # [(operator, Word)]: ">" "2>" ">>" "<" "<<" "2>&" ...
+    functions: tuple = ()     # names of the functions whose body this command is in
+
+
+Script = list  # [[Command]]: a list of pipelines, each a list of commands
+
+OPERATORS = ("&&", "||", ";;", "|&", "|", ";", "&", "\n", "(", ")")
+REDIRECT = re.compile(r"(\d*)(>>|>&|>\||<<<|<<-|<<|<&|<>|>|<)|(&>>|&>)")
+ANSI_C = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b",
+          "E": "\x1b", "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
+
+
+def parse_bash(command: str) -> Script:
+    """Parse `command` into pipelines of commands; raise BashSyntaxError if unsure."""
+    if len(command) > MAX_COMMAND_CHARS:
+        raise BashSyntaxError(f"longer than {MAX_COMMAND_CHARS:,} characters")
+    return BashParser(command).parse_list(closer=None)
+
+
+class BashParser:
+    def __init__(self, src: str, pos: int = 0, depth: int = 0):
+        if depth > MAX_NESTING:
+            raise BashSyntaxError("substitutions nested too deeply")
+        self.src, self.i, self.depth = src, pos, depth
+        self.heredocs = []     # [(delimiter Word, strip_tabs, redirect index, Command)]
+        self.functions = []    # the function bodies we are inside: [name]
+        self.defining = None   # name of a function whose `{` body comes next
+
+    def peek(self, n: int = 1) -> str:
+        return self.src[self.i:self.i + n]
+
+    # --- lists, pipelines, commands ---
+    def parse_list(self, closer: str | None) -> Script:
+        script, pipeline = [], []
+        cmd = Command([], [], tuple(self.functions))
+        parens = 0  # ( subshells ) we are inside
+
+        def end_command():
+            nonlocal cmd
+            if cmd.words or cmd.redirects:
+                self.track_braces(cmd)
+                pipeline.append(cmd)
+            cmd = Command([], [], tuple(self.functions))
+
+        def end_pipeline():
+            nonlocal pipeline
+            end_command()
+            if pipeline:
+                script.append(pipeline)
+            pipeline = []
+
+        while True:
+            self.skip_blanks()
+            c = self.peek()
+            if not c:
+                if closer or parens:
+                    raise BashSyntaxError("unclosed ( or $(")
+                end_pipeline()
+                return script
+            if c == "#" and (self.i == 0 or self.src[self.i - 1] in " \t\n;&|()"):
+                while self.peek() and self.peek() != "\n":
+                    self.i += 1
+                continue
+            if c == ")" and closer == ")" and parens == 0:
+                self.i += 1
+                end_pipeline()
+                return script
+            redirect = REDIRECT.match(self.src, self.i)
+            if redirect and not self.src.startswith(("<(", ">("), self.i):
+                self.i = redirect.end()
+                op = redirect.group(0)
+                self.skip_blanks()
+                if not self.peek() or self.peek() in "\n;&|()":
+                    raise BashSyntaxError(f"{op} without a target")
+                target = self.parse_word()
+                cmd.redirects.append((op, target))
+                if op.lstrip("0123456789") in ("<<", "<<-"):
+                    self.heredocs.append((target, op.endswith("-"), len(cmd.redirects) - 1, cmd))
+                continue
+            op = next((o for o in OPERATORS if self.src.startswith(o, self.i)), None)
+            if op:
+                self.i += len(op)
+                if op == "(":
+                    if len(cmd.words) == 1 and self.src[self.i:].lstrip(" \t").startswith(")"):
+                        self.i = self.src.index(")", self.i) + 1   # name() { ...: a function
+                        self.defining = cmd.words[0].text
+                        cmd = Command([], [], tuple(self.functions))
+                        continue
+                    parens += 1
+                elif op == ")":
+                    if parens == 0:
+                        raise BashSyntaxError("unexpected )")
+                    parens -= 1
+                if op in ("|", "|&"):
+                    end_command()
+                else:
+                    end_pipeline()
+                if op == "\n":
+                    self.read_heredocs()
+                continue
+            cmd.words.append(self.parse_word())
+
+    def track_braces(self, cmd: Command) -> None:
+        """Remember which function body each command is in (to spot a fork bomb)."""
+        first = cmd.words[0].text if cmd.words else ""
+        if first == "function" and len(cmd.words) > 1:   # function name { ... }
+            self.defining = cmd.words[1].text
+            first = "{" if any(w.text == "{" for w in cmd.words) else ""
+        if first == "{" and self.defining:
+            self.functions.append(self.defining)
+            self.defining = None
+            cmd.functions = tuple(self.functions)
+        elif first == "}" and self.functions:
+            self.functions.pop()
+
+    def skip_blanks(self) -> None:
+        while True:
+            if self.peek() in (" ", "\t"):
+                self.i += 1
+            elif self.peek(2) == "\\\n":
+                self.i += 2
+            else:
+                return
+
+    def read_heredocs(self) -> None:
+        """After a newline: the bodies of pending `<<EOF` redirections."""
+        for target, strip_tabs, index, cmd in self.heredocs:
+            lines = []
+            while self.i < len(self.src):
+                end = self.src.find("\n", self.i)
+                end = len(self.src) if end == -1 else end
+                line, self.i = self.src[self.i:end], min(end + 1, len(self.src))
+                if (line.lstrip("\t") if strip_tabs else line) == target.text:
+                    break
+                lines.append(line)
+            body = "\n".join(lines)
+            quoted = target.raw != target.text  # <<'EOF', <<"EOF" or <<\EOF
+            # An unquoted delimiter means the body is expanded: $(...) in it runs.
+            word = Word(body, body) if quoted else BashParser(body, 0, self.depth + 1).body_word()
+            cmd.redirects[index] = (cmd.redirects[index][0], word)
+        self.heredocs = []
+
+    # --- words ---
+    def parse_word(self) -> Word:
+        start, text, empty, word = self.i, [], [], Word("", "")
+        if self.src.startswith(("<(", ">("), self.i):          # process substitution
+            self.i += 2
+            word.subs.append(BashParser(self.src, self.i, self.depth + 1).parse_sub(self))
+            word.expanded = True
+            text.append(self.src[start:self.i])
+        while (c := self.peek()) and c not in " \t\n;&|<>()":
+            if c == "\\":
+                if self.peek(2) == "\\\n":
+                    self.i += 2
+                    continue
+                if self.i + 1 >= len(self.src):
+                    raise BashSyntaxError("trailing backslash")
+                text.append(self.src[self.i + 1])
+                empty.append(self.src[self.i + 1])
+                self.i += 2
+            elif c == "'":
+                end = self.src.find("'", self.i + 1)
+                if end == -1:
+                    raise BashSyntaxError("unclosed '")
+                text.append(self.src[self.i + 1:end])
+                empty.append(self.src[self.i + 1:end])
+                self.i = end + 1
+            elif c == '"':
+                self.i += 1
+                self.parse_quoted(word, text, empty, closer='"')
+            elif c == "$" and self.peek(2) == "$'":
+                decoded = self.ansi_c()
+                text.append(decoded)
+                empty.append(decoded)
+            elif c == "$" and self.peek(2) == '$"':
+                self.i += 2
+                self.parse_quoted(word, text, empty, closer='"')
+            elif c in "$`":
+                self.parse_expansion(word, text)
+            else:
+                text.append(c)
+                empty.append(c)
+                self.i += 1
+        word.text, word.empty, word.raw = "".join(text), "".join(empty), self.src[start:self.i]
+        return word
+
+    def parse_quoted(self, word: Word, text: list, empty: list, closer: str | None) -> None:
+        """The inside of "...", or a here-document body (closer None)."""
+        while True:
+            c = self.peek()
+            if not c:
+                if closer:
+                    raise BashSyntaxError('unclosed "')
+                return
+            if c == closer:
+                self.i += 1
+                return
+            if c == "\\" and self.peek(2)[1:] in ("$", "`", '"', "\\", "\n"):
+                if self.peek(2)[1:] != "\n":
+                    text.append(self.peek(2)[1])
+                    empty.append(self.peek(2)[1])
+                self.i += 2
+            elif c == "`" or re.match(r"\$[({\w@*#?$!-]", self.peek(2)):
+                self.parse_expansion(word, text)
+            else:
+                text.append(c)
+                empty.append(c)
+                self.i += 1
+
+    def parse_expansion(self, word: Word, text: list) -> None:
+        """$name, ${...}, $(...), $((...)), `...`: the value is unknown until run time."""
+        start = self.i
+        if self.peek(3) == "$((":
+            end = self.src.find("))", self.i)
+            if end == -1 or "$(" in self.src[self.i + 3:end] or "`" in self.src[self.i + 3:end]:
+                raise BashSyntaxError("arithmetic expansion too complex to check")
+            self.i = end + 2
+        elif self.peek(2) == "$(":
+            self.i += 2
+            word.subs.append(BashParser(self.src, self.i, self.depth + 1).parse_sub(self))
+        elif self.peek() == "`":
+            end = self.i + 1
+            while end < len(self.src) and self.src[end] != "`":
+                end += 2 if self.src[end] == "\\" else 1
+            if end >= len(self.src):
+                raise BashSyntaxError("unclosed `")
+            inner = re.sub(r"\\([$`\\])", r"\1", self.src[self.i + 1:end])
+            word.subs.append(BashParser(inner, 0, self.depth + 1).parse_list(closer=None))
+            self.i = end + 1
+        elif self.peek(2) == "${":
+            end = self.src.find("}", self.i)
+            inner = self.src[self.i + 2:end]
+            if end == -1 or any(s in inner for s in ("$(", "`", "<(", "${")):
+                raise BashSyntaxError("parameter expansion too complex to check")
+            self.i = end + 1
+        else:
+            m = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])").match(self.src, self.i)
+            if not m:  # a lone $ is just a dollar sign
+                text.append("$")
+                self.i += 1
+                return
+            self.i = m.end()
+        word.expanded = True
+        text.append(self.src[start:self.i])
+
+    def parse_sub(self, outer: "BashParser") -> Script:
+        """The script inside $( ... ) or <( ... ); moves `outer` past the `)`."""
+        script = self.parse_list(closer=")")
+        outer.i = self.i
+        return script
+
+    def body_word(self) -> Word:
+        word, text, empty = Word("", ""), [], []
+        self.parse_quoted(word, text, empty, closer=None)
+        word.text, word.empty = "".join(text), "".join(empty)
+        return word
+
+    def ansi_c(self) -> str:
+        """Decode $'...' (ANSI-C quoting): \\x72 is r, \\155 is m, \\u2019 is ’."""
+        self.i += 2
+        out = []
+        while True:
+            c = self.peek()
+            if not c:
+                raise BashSyntaxError("unclosed $'")
+            self.i += 1
+            if c == "'":
+                return "".join(out)
+            if c != "\\":
+                out.append(c)
+                continue
+            m = re.compile(r"x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.",
+                           re.S).match(self.src, self.i)
+            if not m:
+                raise BashSyntaxError("unclosed $'")
+            esc, self.i = m.group(0), m.end()
+            if esc[0] in "xuU":
+                out.append(chr(int(esc[1:], 16)))
+            elif esc[0].isdigit():
+                out.append(chr(int(esc, 8) & 0xFF))
+            elif esc[0] == "c":
+                out.append(chr(ord(esc[1]) & 0x1F))
+            else:
+                out.append(ANSI_C.get(esc, "\\" + esc))
+
+
+def all_commands(script: Script):
+    """Every command the script would run, those inside substitutions too."""
+    for pipeline in script:
+        for cmd in pipeline:
+            yield cmd
+            for word in cmd.words + [w for _, w in cmd.redirects]:
+                for sub in word.subs:
+                    yield from all_commands(sub)
+
+
+def all_pipelines(script: Script):
+    for pipeline in script:
+        yield pipeline
+        for cmd in pipeline:
+            for word in cmd.words + [w for _, w in cmd.redirects]:
+                for sub in word.subs:
+                    yield from all_pipelines(sub)
+
+
+ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+KEYWORDS = {"!", "{", "}", "if", "then", "elif", "else", "fi", "while", "until", "do",
+            "done", "time"}          # words that only shape the command that follows
+
+
+def argv(cmd: Command) -> list:
+    """The program and its arguments as Words: keywords and assignments dropped."""
+    words = list(cmd.words)
+    while words and (words[0].raw in KEYWORDS or ASSIGNMENT.match(words[0].raw)):
+        words.pop(0)
+    return words
+
+
+def part_text(cmd: Command) -> str:
+    """A command as a permission rule sees it: its words, then its redirections."""
+    return " ".join([w.text for w in argv(cmd)] +
+                    [f"{op} {w.text}" for op, w in cmd.redirects
+                     if op.lstrip("0123456789") not in ("<<", "<<-")])  # not a body
+# --8<-- [end:bash_parser]
+
+
+# --8<-- [start:read_only]
+# Programs that only read, each with a check of its arguments (None: any argument
+# is fine, as long as the paths stay inside the workspace). Anything not listed
+# is not read-only: interpreters, `xargs`, `tee`, `awk`, `env cmd`, editors ...
+def no_option(*bad: str, short: str = ""):
+    """A check that refuses options starting with `bad`, or short-option clusters
+    (`-nro`) that contain a letter of `short`."""
+    def check(args: list[str]) -> bool:
+        for a in args:
+            if a.startswith(bad) or (short and re.fullmatch(rf"-[A-Za-z]*[{short}][A-Za-z]*\S*", a)):
+                return False
+        return True
+    return check
+
+
+SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?)"
+SED_COMMAND = (r"(?:[pdqQ=lnNPDgGhHxz]|s/(?:[^/\\\n]|\\.)*/(?:[^/\\\n]|\\.)*/[gpiIm0-9]*"
+               r"|y/(?:[^/\\\n]|\\.)*/(?:[^/\\\n]|\\.)*/)")
+SED_STEP = rf"\s*(?:{SED_ADDRESS}(?:\s*,\s*(?:{SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*{SED_COMMAND}\s*"
+SED_SAFE_SCRIPT = re.compile(rf"{SED_STEP}(?:[;\n]{SED_STEP})*;?\s*")  # no w, W, e, r, {}
+
+
+def sed_read_only(args: list[str]) -> bool:
+    """`sed -n 5,10p f` reads; `sed -i`, `-f script`, and `w`/`e` commands write or run."""
+    scripts, rest = [], []
+    it = iter(args)
+    for a in it:
+        if a in ("-e", "--expression"):
+            scripts.append(next(it, ""))
+        elif a.startswith("--expression="):
+            scripts.append(a.split("=", 1)[1])
+        elif a in ("--quiet", "--silent", "--posix", "--regexp-extended", "--debug",
+                   "--null-data", "--separate", "--unbuffered", "--sandbox"):
+            continue
+        elif re.fullmatch(r"-[nErsuz]+", a):
+            continue
+        elif a.startswith("-") and a != "-":
+            return False  # -i, --in-place, -f, anything we do not know
+        else:
+            rest.append(a)
+    if not scripts:
+        if not rest:
+            return False
+        scripts.append(rest.pop(0))
+    return all(SED_SAFE_SCRIPT.fullmatch(s) for s in scripts)
+
+
+GIT_READ_ONLY = {"status", "log", "diff", "show", "blame", "rev-parse", "ls-files",
+                 "describe", "shortlog", "grep", "cat-file", "branch", "tag", "remote",
+                 "ls-tree", "rev-list", "merge-base", "reflog"}
+GIT_LISTING_FLAGS = {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "-l",
+                     "--list", "--show-current", "--no-color", "--merged", "--no-merged",
+                     "--contains", "--sort", "--points-at"}
+
+
+def git_read_only(args: list[str]) -> bool:
+    """`git status/log/diff/show...`, with no option that writes or runs a program."""
+    while args and args[0] == "--no-pager":
+        args = args[1:]
+    if not args or args[0] not in GIT_READ_ONLY:
+        return False  # -c, -C, --exec-path, --git-dir ... before the subcommand: no
+    sub, rest = args[0], args[1:]
+    if any(a.startswith(("--output", "--ext-diff", "--textconv", "-O", "--open-files-in-pager",
+                         "--exec")) for a in rest):
+        return False
+    if sub in ("branch", "tag"):  # listing only: `git branch new` creates one
+        return all(a in GIT_LISTING_FLAGS or a.startswith(("--sort=", "--format="))
+                   or ("-l" in rest or "--list" in rest) and not a.startswith("-")
+                   for a in rest)
+    if sub == "remote":
+        return rest in ([], ["-v"], ["--verbose"]) or rest[:1] == ["get-url"]
+    if sub == "reflog":
+        return rest[:1] in ([], ["show"]) or rest[0].startswith("-")
+    return True
+
+
+FIND_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
+                "-fprintf", "-fls")
+
+READ_ONLY_PROGRAMS = {  # program -> check of its arguments (None: any)
+    **dict.fromkeys(
+        ["cat", "head", "tail", "wc", "ls", "pwd", "echo", "printf", "true", "false",
+         "which", "stat", "du", "df", "cut", "tr", "nl", "basename", "dirname", "realpath",
+         "readlink", "uname", "whoami", "id", "printenv", "diff", "cmp", "comm", "grep",
+         "egrep", "fgrep", "md5sum", "sha1sum", "sha256sum", "sha512sum", "base64",
+         "column", "fold", "paste", "rev", "expand", "unexpand", "strings", "od",
+         "hexdump", "seq", "sleep", "test", "[", "jq", "uptime", "ps", "free", "tac",
+         "nproc", "arch", "groups", "type", "cal"], None),
+    "sed": sed_read_only,
+    "git": git_read_only,
+    "find": lambda args: not any(a in FIND_ACTIONS for a in args),
+    "rg": no_option("--pre"),                       # --pre runs a program on each file
+    "sort": no_option("-o", "--output", "--compress-program", short="o"),
+    "uniq": lambda args: len([a for a in args if not a.startswith("-")]) <= 1,  # uniq in out
+    "tree": no_option("-o", "--output"),
+    "file": no_option("-C", "--compile"),
+    "date": lambda args: no_option("-s", "--set", short="s")(args)
+            and all(a.startswith(("-", "+")) for a in args),  # `date MMDDhhmm` sets it
+    "hostname": lambda args: args in ([], ["-f"], ["-s"], ["-i"], ["-I"], ["-d"]),
+    "env": lambda args: not args,                   # `env rm x` runs rm
+}
+
+
+def is_read_only_command(command: str) -> bool:
+    """True only if every command in `command` provably changes nothing and reads
+    only inside the workspace. Anything we cannot prove is not read-only."""
+    try:
+        script = parse_bash(command)
+    except BashSyntaxError:
+        return False
+    flags = read_only_parts(script)
+    return bool(flags) and all(flags)
+
+
+def read_only_parts(script: Script) -> list[bool]:
+    """For each command of all_commands(script), in order: is it read-only?"""
+    cwds = {Path.cwd().resolve()}  # where relative paths may point, after any `cd`
+    flags = []
+    for cmd in all_commands(script):
+        ok, cwds = command_read_only(cmd, cwds)
+        flags.append(ok)
+    return flags
+
+
+def command_read_only(cmd: Command, cwds: set) -> tuple[bool, set]:
+    words = argv(cmd)
+    leading = cmd.words[:len(cmd.words) - len(words)]
+    if any(ASSIGNMENT.match(w.raw) for w in leading) or any(w.expanded for w in cmd.words):
+        return False, cwds  # `PAGER=x git log`, `$(...)`, `$HOME`: not provable
+    for op, target in cmd.redirects:
+        if not redirect_read_only(op, target, cwds):
+            return False, cwds
+    if not words:
+        return True, cwds
+    program, args = words[0].text, [w.text for w in words[1:]]
+    if program == "cd":  # changes where later relative paths point: keep track
+        if len(args) != 1 or not all(stays_inside(args[0], cwd) for cwd in cwds):
+            return False, cwds
+        return True, cwds | {(cwd / os.path.expanduser(args[0])).resolve() for cwd in cwds}
+    if program not in READ_ONLY_PROGRAMS:
+        return False, cwds  # unknown programs, /bin/ls, ./script, for, case ...
+    check = READ_ONLY_PROGRAMS[program]
+    if check is not None and not check(args):
+        return False, cwds
+    return all(stays_inside(a, cwd) for a in path_args(program, args) for cwd in cwds), cwds
+
+
+NO_FILES = {"echo", "printf", "true", "false", "pwd", "seq", "sleep", "date", "uname",
+            "whoami", "id", "nproc", "arch", "groups", "type", "which", "basename",
+            "dirname", "cal", "uptime", "free", "ps", "printenv", "hostname", "env"}
+PATTERN_FIRST = {"grep", "egrep", "fgrep", "rg", "sed", "jq"}  # first argument: not a path
+
+
+def path_args(program: str, args: list[str]) -> list[str]:
+    """The arguments that may name files to read (patterns and scripts are not)."""
+    if program in NO_FILES:
+        return []
+    if program not in PATTERN_FIRST:
+        return args
+    out, skip, given = [], False, False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in ("-e", "--regexp", "--expression"):
+            skip = given = True
+        elif a.startswith(("--regexp=", "--expression=")):
+            given = True
+        elif a in ("-f", "--file") or a.startswith("--file="):
+            given = True  # patterns read from a file: the next word is a path
+            out.append(a)
+        elif not a.startswith("-") and not given:
+            given = True  # the pattern or script itself
+        else:
+            out.append(a)
+    return out
+
+
+def redirect_read_only(op: str, target: Word, cwds: set) -> bool:
+    """Only `>/dev/null`, `2>&1`, `< file-in-workspace` and here-documents."""
+    op = op.lstrip("0123456789")
+    if op in (">&", "<&"):
+        return target.text.isdigit() or target.text == "-"
+    if op in ("<<", "<<-", "<<<"):
+        return not target.expanded
+    if op == "<":
+        return all(stays_inside(target.text, cwd) for cwd in cwds)
+    return target.text == "/dev/null"  # > >> &> >| <>: a write, unless to nowhere
+
+
+def stays_inside(arg: str, cwd: Path) -> bool:
+    """Does a path-like argument (or an option's value: --file=x, -fx) resolve
+    inside the workspace? Globs are expanded; symbolic links are followed."""
+    workspace = Path.cwd().resolve()
+    candidates = {arg, arg.split("=", 1)[-1]}
+    if re.match(r"-[A-Za-z]", arg):
+        candidates.add(arg[2:])
+    for cand in candidates:
+        if cand in ("", "-", "/dev/null"):
+            continue
+        full = os.path.join(cwd, os.path.expanduser(cand))
+        for match in (glob.glob(full) if glob.has_magic(full) else []) + [full]:
+            real = Path(match).resolve()
+            if real != workspace and workspace not in real.parents:
+                return False
+    return True
+# --8<-- [end:read_only]
+
+
+# --8<-- [start:dangerous]
+# Commands that always ask, in every mode, even bypassPermissions. They are checked
+# on the parsed commands, after quotes, `\rm`, `$'\x72\x6d'`, `/bin/rm` and wrappers
+# like `sudo` are undone, so `echo "rm -rf /"` (just text) does not trip them.
+WRAPPERS = {  # program -> its options that take a value
+    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doas": {"-u", "-C"},
+    "env": {"-u", "-C", "-S"}, "nice": {"-n"}, "nohup": set(), "time": set(),
+    "timeout": {"-s", "-k", "--signal", "--kill-after"}, "command": set(),
+    "builtin": set(), "exec": {"-a"}, "stdbuf": {"-i", "-o", "-e"}, "setsid": set(),
+    "ionice": {"-c", "-n", "-p"}, "xargs": {"-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a"},
+    "busybox": set(), "unbuffer": set(), "chroot": set(), "strace": {"-o", "-e", "-p"},
+}
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox"}
+INTERPRETERS = {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php",
+                "lua", "deno", "bun", "Rscript", "osascript"}
+DOWNLOADERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat",
+               "netcat", "socat", "ftp", "tftp", "lynx", "links"}
+NETWORK = DOWNLOADERS | {"scp", "sftp", "rsync", "ssh", "telnet", "mail", "sendmail"}
+CREDENTIALS = re.compile(
+    r"(\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.netrc|\.git-credentials"
+    r"|\.npmrc|\.pypirc|\.docker/config\.json|\.kube/config|\.gnupg/|(^|[/@=])\.env\b"
+    r"|\$\{?\w*(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)\w*)",
+    re.IGNORECASE)
+GIT_PROGRAM_SETTINGS = re.compile(  # git settings whose value is a program git will run
+    r"(core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|diff\.external"
+    r"|sequence\.editor|gpg\.(\w+\.)?program|credential\.helper|uploadpack\.packobjectshook"
+    r"|(diff|merge|filter)\.[^=]+\.(textconv|command|driver|clean|smudge|process)"
+    r"|pager\.[^=]+|alias\.[^=]+=\s*!.*)(=|$)", re.IGNORECASE)
+SIMPLE_DANGERS = {  # program -> why it is dangerous, whatever its arguments
+    "shutdown": "it stops the machine", "reboot": "it restarts the machine",
+    "halt": "it stops the machine", "poweroff": "it stops the machine",
+    "killall5": "it kills every process", "visudo": "it edits sudoers",
+    "mkswap": "it writes a file system", "fdisk": "it changes disk partitions",
+    "sfdisk": "it changes disk partitions", "cfdisk": "it changes disk partitions",
+    "gdisk": "it changes disk partitions", "sgdisk": "it changes disk partitions",
+    "parted": "it changes disk partitions", "wipefs": "it wipes file system signatures",
+    "blkdiscard": "it discards a whole disk",
+}
+
+
+def dangerous_reason(command: str) -> str | None:
+    """Why `command` is dangerous enough to always ask, or None."""
+    try:
+        script = parse_bash(command)
+    except BashSyntaxError as e:
+        return f"the command cannot be parsed ({e}), so it cannot be checked"
+    return script_danger(script, depth=0)
+
+
+def script_danger(script: Script, depth: int) -> str | None:
+    if depth > MAX_NESTING:
+        return "commands nested too deeply to check"
+    commands = list(all_commands(script))
+    for cmd in commands:
+        if reason := command_danger(cmd, depth):
+            return reason
+    for pipeline in all_pipelines(script):
+        if reason := pipeline_danger(pipeline, depth):
+            return reason
+    network = any(program_of(unwrap(argv(c))) in NETWORK for c in commands)
+    if network and (reason := credentials_sent(commands)):
+        return reason
+    return None
+
+
+def unwrap(words: list) -> list:
+    """`sudo -u x nice -n 5 /bin/rm` -> [rm ...]: the program that really runs."""
+    while words and program_of(words) in WRAPPERS:
+        takes_value, words = WRAPPERS[program_of(words)], words[1:]
+        while words and (words[0].text.startswith("-") or ASSIGNMENT.match(words[0].raw)):
+            flag, words = words[0].text, words[1:]
+            if flag in takes_value and words:
+                words = words[1:]
+        if words and words[0].text[:1].isdigit() and program_of(words) not in WRAPPERS:
+            words = words[1:]  # `timeout 5 rm`: the duration
+    return words
+
+
+def program_of(words: list) -> str:
+    return os.path.basename(words[0].text) if words else ""
+
+
+def command_danger(cmd: Command, depth: int) -> str | None:
+    if program_of(argv(cmd)) in cmd.functions:
+        return "fork bomb: a function that starts itself"
+    for op, target in cmd.redirects:
+        if op.lstrip("0123456789") in (">", ">>", "&>", "&>>", ">|", "<>") or (
+                op.endswith(">&") and not (target.text.isdigit() or target.text == "-")):
+            if reason := protected_write(target.text):
+                return reason
+    return words_danger(unwrap(argv(cmd)), cmd, depth)
+
+
+def words_danger(words: list, cmd: Command, depth: int) -> str | None:
+    """The checks on one program and its arguments (also used for `find -exec ...`)."""
+    if not words:
+        return None
+    if words[0].expanded:
+        return "the program to run is only known at run time"
+    prog, args = program_of(words), [w.text for w in words[1:]]
+    if prog in SIMPLE_DANGERS or prog.startswith(("mkfs", "mke2fs")):
+        return SIMPLE_DANGERS.get(prog, "it makes a file system (erases a disk)")
+    if prog in SHELLS | INTERPRETERS | {"eval", "source", "."}:
+        if reason := shell_danger(prog, words, depth):
+            return reason
+    if prog in ("rm", "shred", "unlink", "rmdir", "mv", "srm"):
+        for w in words[1:]:
+            if not w.text.startswith("-") and (what := critical_target(w)):
+                return f"{prog} {w.text!r} deletes {what}"
+    if prog == "find":
+        return find_danger(words, cmd, depth)
+    if prog == "rsync" and any(a.startswith("--delete") for a in args):
+        if any(critical_target(w) for w in words[1:] if not w.text.startswith("-")):
+            return "rsync --delete onto the root, home or the workspace"
+    if prog in ("chmod", "chown", "chgrp", "setfacl"):
+        if reason := permission_danger(prog, words, args):
+            return reason
+    if prog == "dd":
+        out = [a[3:] for a in args if a.startswith("of=")]
+        if out and (reason := protected_write(out[0])):
+            return reason
+    if prog == "git":
+        return git_danger(args)
+    if prog in ("kill", "pkill") and kill_all(args):
+        return "it kills every process (kill -1)"
+    if prog in ("init", "telinit") and args[:1] in (["0"], ["6"]):
+        return "it stops the machine"
+    if prog == "systemctl" and set(args) & {"poweroff", "reboot", "halt", "kexec"}:
+        return "it stops the machine"
+    if prog == "crontab" and any(re.fullmatch(r"-\w*r\w*", a) or a == "/dev/null" for a in args):
+        return "it wipes the crontab"
+    if prog.startswith(("iptables", "ip6tables")) and set(args) & {"-F", "--flush", "-X"}:
+        return "it wipes firewall rules"
+    if (prog == "nft" and "flush" in args) or (prog == "ufw" and args[:1] in (["disable"], ["reset"])):
+        return "it wipes firewall rules"
+    return infrastructure_danger(prog, args) or write_danger(prog, words, args)
+
+
+def critical_target(word: Word) -> str:
+    """If this path is the root, home, the workspace, one of its parents, a system
+    directory, or everything inside one of those (`/*`, `~/*`, `*`): which one.
+    Else ""."""
+    workspace = Path.cwd().resolve()
+    home = Path.home().resolve()
+    critical = {Path("/"), home, workspace, *workspace.parents, *home.parents} | {
+        Path("/", d) for d in ("bin", "boot", "dev", "etc", "home", "lib", "lib64", "opt",
+                               "proc", "root", "sbin", "srv", "sys", "usr", "var")}
+    for spelling in (word.text, word.empty):  # "$UNSET/*" is "/*" when UNSET is empty
+        value = re.sub(r"\$\{?HOME\}?", str(home), re.sub(r"\$\{?PWD\}?", str(workspace), spelling))
+        if not value or "$" in value:
+            continue
+        path = os.path.expanduser(value)
+        while path.endswith(("/*", "/.*", "/")) and len(path) > 1:
+            path = path.rstrip("*").rstrip(".").rstrip("/") or "/"
+        if path in ("*", ".*"):
+            path = "."
+        full = Path(os.path.normpath(os.path.join(workspace, path)))
+        for hit in (full, full.resolve()):
+            if hit in critical:
+                name = ("the root" if hit == Path("/") else "your home" if hit == home
+                        else "the workspace" if hit == workspace else str(hit))
+                unset = " if the variable is unset" if spelling == word.empty != word.text else ""
+                return f"{name}{unset}"
+    return ""
+
+
+def find_danger(words: list, cmd: Command, depth: int) -> str | None:
+    """`find / -delete`, `find ~ -exec rm -rf {} +`, or a dangerous -exec command."""
+    args = words[1:]
+    starts = []
+    for w in args:
+        if w.text.startswith(("-", "(", "!")):
+            break
+        starts.append(w)
+    texts = [w.text for w in args]
+    acts = [i for i, t in enumerate(texts) if t in FIND_ACTIONS]
+    workspace = Path.cwd().resolve()
+    filtered = any(t in ("-name", "-iname", "-path", "-ipath", "-regex", "-newer", "-mtime",
+                         "-mmin", "-size", "-empty", "-perm") for t in texts)
+    # `find . -name '*.pyc' -delete` tidies the workspace; `find . -delete` empties it
+    critical = [w for w in starts if critical_target(w)
+                and not (filtered and Path(os.path.normpath(workspace / w.text)) == workspace)]
+    if acts and critical and any(
+            texts[i] == "-delete" or i + 1 < len(texts) and texts[i + 1] in ("rm", "shred", "unlink")
+            or texts[i].startswith(("-exec", "-ok")) for i in acts):
+        return "find deletes in the root, home or the workspace"
+    for i in acts:
+        if texts[i].startswith(("-exec", "-ok")):
+            end = next((j for j in range(i + 1, len(texts)) if texts[j] in (";", "+")), len(texts))
+            if reason := words_danger(unwrap(args[i + 1:end]), cmd, depth):
+                return f"find -exec: {reason}"
+    return None
+
+
+def shell_danger(prog: str, words: list, depth: int) -> str | None:
+    """Code a shell or interpreter runs: `bash -c "..."`, `eval`, `bash <(curl ...)`."""
+    for w in words[1:]:
+        for sub in w.subs:
+            if any(program_of(unwrap(argv(c))) in DOWNLOADERS or is_decoder(c)
+                   for c in all_commands(sub)):
+                return "it runs a downloaded or decoded script"
+    for code in inline_code(prog, words):
+        if code.expanded:
+            return "it runs code that is only known at run time"
+        if prog in SHELLS | {"eval"}:
+            try:
+                reason = script_danger(parse_bash(code.text), depth + 1)
+            except BashSyntaxError as e:
+                reason = f"its inner command cannot be parsed ({e})"
+        else:
+            reason = interpreter_danger(code.text, depth)
+        if reason:
+            return reason
+    return None
+
+
+CODE_FLAGS = {"perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "deno": "e",
+              "bun": "e", "php": "r", "lua": "e", "Rscript": "e", "osascript": "e"}
+
+
+def inline_code(prog: str, words: list) -> list:
+    """The code given on the command line: `sh -c CODE`, `python -c CODE`,
+    `perl -ne CODE`, `node --eval CODE`, `eval ...`."""
+    if prog == "eval":
+        return [Word(" ".join(w.text for w in words[1:]), "", any(w.expanded for w in words[1:]))]
+    letters = "c" if prog in SHELLS or prog.startswith("python") else CODE_FLAGS.get(prog, "")
+    codes = []
+    for flag, code in zip(words[1:], words[2:]):
+        if letters and (re.fullmatch(rf"-[a-zA-Z]*[{letters}]", flag.text)
+                        or flag.text in ("--eval", "--print", "--command")):
+            codes.append(code)
+    return codes
+
+
+def interpreter_danger(code: str, depth: int) -> str | None:
+    """An interpreter one-liner that deletes outside the workspace, runs a
+    dangerous shell command, or forks forever."""
+    strings = [m.group(2) for m in re.finditer(r"""(['"])(.*?)(?<!\\)\1""", code)]
+    for s in strings:  # os.system("rm -rf /") and friends
+        try:
+            if reason := script_danger(parse_bash(s), depth + 1):
+                return f"its code runs a dangerous command: {reason}"
+        except BashSyntaxError:
+            pass
+    deletes = re.search(r"\brm\b|rmtree|rm_rf|rm_r\b|rmSync|rmdirSync|rimraf|unlink|remove|"
+                        r"rmdir|delete", code)
+    home = re.search(r"expanduser|Path\.home|homedir|HOME|getenv|environ", code)
+    paths = re.findall(r"(?:^|[\s(\[{'\"=,])(~[\w./*-]*|/[\w./*-]*)", code)
+    outside = any(not stays_inside(p, Path.cwd()) for p in paths)
+    if deletes and (home or outside):
+        return "its code deletes files outside the workspace"
+    if "fork" in code and re.search(r"\b(while|for|loop)\b", code):
+        return "fork bomb: code that forks in a loop"
+    return None
+
+
+def is_decoder(cmd: Command) -> bool:
+    words = unwrap(argv(cmd))
+    prog, args = program_of(words), [w.text for w in words[1:]]
+    return (prog in ("base64", "base32", "basenc") and bool({"-d", "-D", "--decode"} & set(args))
+            or prog == "xxd" and "-r" in args or prog in ("uudecode", "gunzip", "zcat")
+            or prog == "openssl" and "-d" in args or prog == "gzip" and "-d" in args)
+
+
+def pipeline_danger(pipeline: list, depth: int) -> str | None:
+    """`curl ... | sh`, `base64 -d payload | bash`, `echo "rm -rf /" | sh`."""
+    for i, cmd in enumerate(pipeline[1:], start=1):
+        words = unwrap(argv(cmd))
+        prog = program_of(words)
+        if prog not in SHELLS | INTERPRETERS or inline_code(prog, words):
+            continue
+        if any(not w.text.startswith("-") for w in words[1:]) and prog not in SHELLS:
+            continue  # `python script.py` reads the script, not the pipe
+        for before in pipeline[:i]:
+            source = unwrap(argv(before))
+            if program_of(source) in DOWNLOADERS or is_decoder(before):
+                return f"it pipes a download or decoded data into {prog}"
+            if program_of(source) in ("echo", "printf") and prog in SHELLS:
+                text = " ".join(w.text for w in source[1:] if not w.text.startswith("-"))
+                try:
+                    if reason := script_danger(parse_bash(text), depth + 1):
+                        return f"it pipes a dangerous command into {prog}: {reason}"
+                except BashSyntaxError:
+                    return f"it pipes text that cannot be parsed into {prog}"
+    return None
+
+
+def credentials_sent(commands: list) -> str | None:
+    """A network program in a command that also names a key, token or secret."""
+    for cmd in commands:
+        words = unwrap(argv(cmd))
+        for i, w in enumerate(words):
+            if i > 0 and words[i - 1].text == "-i" and program_of(words) in ("ssh", "scp", "sftp"):
+                continue  # `ssh -i key`: the key proves who you are; it is not sent
+            if CREDENTIALS.search(w.text) or CREDENTIALS.search(w.raw):
+                return f"it may send credentials over the network ({w.text[:40]})"
+        if [w.text for w in argv(cmd)] in (["env"], ["printenv"]):
+            return "it may send every environment variable (tokens) over the network"
+        for _, target in cmd.redirects:
+            if CREDENTIALS.search(target.text):
+                return f"it may send credentials over the network ({target.text[:40]})"
+    return None
+
+
+def permission_danger(prog: str, words: list, args: list[str]) -> str | None:
+    """chmod/chown -R on / or ~; setuid and setgid bits."""
+    recursive = any(a in ("-R", "--recursive") or re.fullmatch(r"-[a-zA-Z]*R[a-zA-Z]*", a) for a in args)
+    if recursive and any(critical_target(w) for w in words[1:] if not w.text.startswith("-")):
+        return f"{prog} -R on the root, home or the workspace"
+    mode = next((a for a in args if not a.startswith("-")), "")
+    if prog == "chmod" and (re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXst]*(,.*)?", mode)
+                            or re.fullmatch(r"0?[2467][0-7]{3}", mode)):
+        return "it sets a setuid/setgid bit"
+    for w in words[1:]:
+        if not w.text.startswith("-") and w.text != mode and (reason := protected_write(w.text)):
+            return reason
+    return None
+
+
+def kill_all(args: list[str]) -> bool:
+    """`kill -9 -1`, `kill -s KILL -1`, `kill -- -1`: -1 as a target means everyone."""
+    targets, i = [], 0
+    if args and args[0].startswith("-") and args[0] != "--":  # the signal
+        i = 2 if args[0] in ("-s", "-n") else 1
+    targets = [a for a in args[i:] if a != "--"]
+    return "-1" in targets
+
+
+def git_danger(args: list[str]) -> str | None:
+    """Settings that make git run programs, and commands that destroy history."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):  # git's own options
+        if args[i] == "-c" and i + 1 < len(args) and GIT_PROGRAM_SETTINGS.match(args[i + 1]):
+            return f"git -c {args[i + 1]} makes git run a program"
+        i += 2 if args[i] in ("-c", "-C", "--git-dir", "--work-tree", "--namespace") else 1
+    sub, rest = (args[i], args[i + 1:]) if i < len(args) else ("", [])
+    if sub == "config" and not set(rest) & {"--get", "--get-all", "--get-regexp", "-l",
+                                             "--list", "--unset", "--unset-all"}:
+        keys = [a for a in rest if not a.startswith("-")]
+        if keys and GIT_PROGRAM_SETTINGS.match(keys[0] + ("=" + keys[1] if len(keys) > 1 else "")):
+            return f"git config {keys[0]} makes git run a program"
+    short = "".join(a[1:] for a in rest if re.fullmatch(r"-[a-zA-Z]+", a))
+    if sub == "push" and ("f" in short or "d" in short or any(
+            a.startswith(("--force", "--delete", "--mirror", "--prune", "+", ":")) for a in rest)):
+        return "git push that rewrites or deletes remote history"
+    if sub == "reset" and "--hard" in rest:
+        return "git reset --hard discards work"
+    if sub == "clean" and ("f" in short or "--force" in rest) and "n" not in short and "--dry-run" not in rest:
+        return "git clean deletes untracked files"
+    if sub in ("filter-branch", "filter-repo") or (sub == "reflog" and rest[:1] == ["expire"]):
+        return f"git {sub} rewrites history"
+    return None
+
+
+def infrastructure_danger(prog: str, args: list[str]) -> str | None:
+    joined = " ".join([prog] + args)
+    if (prog in ("terraform", "tofu", "terragrunt") and ("destroy" in args or "-destroy" in args)
+            or prog == "pulumi" and set(args) & {"destroy", "down"}
+            or prog in ("docker", "podman") and re.search(r"\b(system|volume|image) prune", joined)
+            or prog == "kubectl" and "delete" in args and set(args) & {"--all", "namespace", "ns", "-A"}
+            or prog == "aws" and re.search(r"s3 (rb|rm .*--recursive)", joined)
+            or prog == "gcloud" and re.search(r"projects delete", joined)
+            or prog == "az" and re.search(r"group delete", joined)):
+        return "it tears down infrastructure"
+    return None
+
+
+def write_danger(prog: str, words: list, args: list[str]) -> str | None:
+    """Programs that write into a protected place (`cp x ~/.ssh/`, `tee .git/hooks/...`)."""
+    targets = []
+    if prog in ("tee", "touch", "truncate", "mkdir", "ln", "cp", "mv", "install", "rsync"):
+        targets = [a for a in args if not a.startswith("-")]
+    if prog in ("sed", "perl") and any(a.startswith(("-i", "--in-place")) for a in args):
+        targets = [a for a in args[1:] if not a.startswith("-")]
+    for target in targets:
+        if reason := protected_write(target):
+            return reason
+    return None
+
+
+def protected_write(target: str) -> str | None:
+    """Why writing to `target` is dangerous, or None: places that run code, hold
+    keys, control the agent's own permissions, or are disks."""
+    home = Path.home()
+    path = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
+    parts = path.parts
+    if any(parts[k:k + 2] == (".git", "hooks") for k in range(len(parts))):
+        return "it writes a git hook (hooks run programs)"
+    if parts[-2:] == (".git", "config"):
+        return "it writes git's config (which can run programs)"
+    if parts[-2:-1] == (".claude",) and parts[-1].startswith("settings"):
+        return "it writes the agent's own permission settings"
+    if path == home / ".ssh" or home / ".ssh" in path.parents:
+        return "it writes into ~/.ssh"
+    if path.parent == home and path.name in (".bashrc", ".bash_profile", ".bash_login",
+                                             ".profile", ".zshrc", ".zprofile", ".zshenv",
+                                             ".zlogin", ".bash_logout"):
+        return f"it writes the shell start-up file ~/{path.name}"
+    if str(path).startswith(("/etc/sudoers", "/etc/passwd", "/etc/shadow", "/etc/profile",
+                             "/etc/bash.bashrc", "/etc/environment")):
+        return f"it writes {path}"
+    if parts[:2] == ("/", "dev") and path.name not in ("null", "zero", "stdout", "stderr", "tty") \
+            and "fd" not in parts:
+        return f"it writes to the device {path} (a disk?)"
+    return None
+# --8<-- [end:dangerous]
+
+
+# --8<-- [start:metadata]
+# What the gate needs to know about each tool, decided per input: `run_shell` is
+# read-only for `git status`, not for `git push`. `is_destructive` returns why a
+# call is dangerous (a non-empty string) or None.
+def path_of(tool_input: dict) -> str:
+    return tool_input.get("file_path") or tool_input.get("path") or "."
+
+
+TOOL_META = {  # tool name -> its safety metadata and the Claude Code names rules use
+    "run_shell": {"names": ("Bash",),
+                  "is_read_only": lambda i: is_read_only_command(i["command"]),
+                  "is_destructive": lambda i: dangerous_reason(i["command"]),
+                  "is_concurrency_safe": lambda i: is_read_only_command(i["command"])},
+    "read_file": {"names": ("Read",), "is_read_only": lambda i: True,
+                  "is_destructive": lambda i: None, "is_concurrency_safe": lambda i: True},
+    "write_file": {"names": ("Write", "Edit"), "is_read_only": lambda i: False,
+                   "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))},
+    "edit_file": {"names": ("Edit",), "is_read_only": lambda i: False,
+                  "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))},
+    "list_files": {"names": ("Glob", "Read"), "is_read_only": lambda i: True,
+                   "is_destructive": lambda i: None, "is_concurrency_safe": lambda i: True},
+    "grep_search": {"names": ("Grep", "Read"), "is_read_only": lambda i: True,
+                    "is_destructive": lambda i: None, "is_concurrency_safe": lambda i: True},
+    "web_fetch": {"names": ("WebFetch",), "is_read_only": lambda i: True,
+                  "is_destructive": lambda i: None, "is_concurrency_safe": lambda i: True},
+}
+# subtle: a tool that declares nothing gets these. Both err on the safe side: if we
+# guessed "read-only" for a tool that deletes, plan mode would run it unasked. A
+# wrong "not read-only" only costs a question.
+SAFE_DEFAULTS = {"names": (), "is_read_only": lambda i: False,
+                 "is_destructive": lambda i: "the tool declares no safety metadata",
+                 "is_concurrency_safe": lambda i: False}
+PATH_TOOLS = {"read_file", "write_file", "edit_file", "list_files", "grep_search"}
+EDIT_TOOLS = {"write_file", "edit_file"}
+
+
+def tool_meta(name: str) -> dict:
+    """Our tool's metadata, found by our name or its Claude Code name."""
+    for tool, meta in TOOL_META.items():
+        if name == tool or name in meta["names"][:1]:
+            return {**SAFE_DEFAULTS, **meta, "tool": tool}
+    return {**SAFE_DEFAULTS, "tool": name}
+
+
+def ask_meta(meta: dict, question: str, tool_input: dict, failed):
+    """Ask a metadata function; if it fails, take the safe answer."""
+    try:
+        return meta[question](tool_input)
+    except Exception:
+        return failed
+# --8<-- [end:metadata]
+
+
+# --8<-- [start:rules]
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def load_settings() -> dict:
+    """The `permissions` of the workspace's settings files, merged: rules add up,
+    the local file's defaultMode wins. A broken file is reported, not guessed at."""
+    merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
+    for name in SETTINGS_FILES:
+        file = Path.cwd() / name
+        if not file.is_file():
+            continue
+        try:
+            permissions = json.loads(file.read_text(encoding="utf-8")).get("permissions", {})
+            if not isinstance(permissions, dict):
+                raise ValueError("'permissions' is not an object")
+        except (ValueError, OSError, AttributeError) as e:
+            merged["problems"].append(f"{name}: {e}")
+            continue
+        for key in ("allow", "deny", "ask"):
+            rules = permissions.get(key, [])
+            merged[key] += [r for r in rules if isinstance(r, str)] if isinstance(rules, list) else []
+        merged["defaultMode"] = permissions.get("defaultMode") or merged["defaultMode"]
+    return merged
+
+
+def parse_rule(rule: str) -> tuple[str, str | None]:
+    """"Bash(npm test:*)" -> ("Bash", "npm test:*"); "Read" -> ("Read", None)."""
+    rule = rule.strip()
+    if rule.endswith(")") and "(" in rule:
+        name, content = rule[:-1].split("(", 1)
+        return name.strip(), content
+    return rule, None
+
+
+def rule_applies(rule: str, tool: str, tool_input: dict, parts: list | None = None) -> bool:
+    """Does a deny or ask rule match this call? (Allow rules: see allowed_by_rules.)"""
+    name, content = parse_rule(rule)
+    if name != tool and name not in tool_meta(tool)["names"]:
+        return False
+    if content is None or content in ("*", ""):
+        return True  # a bare tool name matches every call
+    if tool == "run_shell":
+        if parts is None:  # unparseable: match the raw text, so a deny still bites
+            return command_rule_matches(content, tool_input["command"])
+        return any(command_rule_matches(content, text) for texts in parts for text in texts)
+    if tool in PATH_TOOLS:
+        return any(path_rule_matches(content, p) for p in rule_paths(tool_input, deny=True))
+    if tool == "web_fetch":
+        return content.startswith("domain:") and url_host(tool_input["url"]) == content[7:].lower()
+    return False
+
+
+def command_rule_matches(pattern: str, command: str) -> bool:
+    """Claude Code's Bash rule forms: `npm test` exactly; `npm run test:*` and
+    `ls *` by prefix with a word boundary (so not `lsof`); `*` elsewhere spans
+    anything, spaces and arguments included."""
+    if pattern.endswith(":*"):
+        prefix = pattern[:-2]
+        return command == prefix or command.startswith(prefix + " ")
+    if "*" not in pattern:
+        return command == pattern
+    regex = ".*".join(re.escape(piece) for piece in pattern.split("*"))
+    if pattern.endswith(" *") and pattern.count("*") == 1:
+        regex = regex[:-len(re.escape(" ") + ".*")] + "(?: .*)?"  # `ls *` also matches `ls`
+    return re.fullmatch(regex, command, re.DOTALL) is not None
+
+
+def command_parts(command: str) -> list | None:
+    """For each command in `command`: the texts a rule may match (as written, and
+    unwrapped: `sudo /bin/rm -rf x` is also `rm -rf x`). None if unparseable."""
+    try:
+        script = parse_bash(command)
+    except BashSyntaxError:
+        return None
+    parts = []
+    for cmd in all_commands(script):
+        plain = unwrap(argv(cmd))
+        unwrapped = " ".join([program_of(plain)] + [w.text for w in plain[1:]])
+        parts.append((part_text(cmd), unwrapped))
+    return parts
+
+
+def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
+    """The path as written (normalised) and as resolved; allow rules use only the
+    resolved one, so a symbolic link cannot launder a path into an allow rule."""
+    resolved = resolve_path(path_of(tool_input))
+    written = Path(os.path.normpath(Path.cwd() / os.path.expanduser(path_of(tool_input))))
+    return [resolved, written] if deny else [resolved]
+
+
+def path_rule_matches(pattern: str, path: Path) -> bool:
+    """gitignore-style: `//abs/**`, `~/in-home/**`, `/from-workspace-root`, `./x`
+    or `x` from the workspace. A pattern without a slash matches a name at any
+    depth; a matching directory covers everything under it."""
+    workspace, anchored = Path.cwd().resolve(), True
+    if pattern.startswith("//"):
+        base, pattern = Path("/"), pattern[2:]
+    elif pattern.startswith("~/"):
+        base, pattern = Path.home().resolve(), pattern[2:]
+    elif pattern.startswith("./"):
+        base, pattern = workspace, pattern[2:]
+    elif pattern.startswith("/"):  # from the directory that holds .claude/
+        base, pattern = workspace, pattern[1:]
+    else:
+        base, anchored = workspace, "/" in pattern.rstrip("/")
+    try:
+        rel = path.relative_to(base).parts
+    except ValueError:
+        return False
+    regex = re.compile(glob_regex(pattern.rstrip("/") or "**"), re.DOTALL)
+    for k in range(1, len(rel) + 1):
+        if regex.fullmatch("/".join(rel[:k]) if anchored else rel[k - 1]):
+            return True
+    return False
+
+
+def glob_regex(pattern: str) -> str:
+    """`**` spans directories, `*` and `?` stay within one, `[...]` is a class."""
+    out, i = [], 0
+    while i < len(pattern):
+        if pattern.endswith("/**") and i == len(pattern) - 3:
+            out.append("(?:/.*)?")  # `docs/**` also covers docs itself (a search of it)
+            i += 3
+        elif pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif pattern[i] == "*":
+            out.append("[^/]*")
+            i += 1
+        elif pattern[i] == "?":
+            out.append("[^/]")
+            i += 1
+        elif pattern[i] == "[" and "]" in pattern[i + 1:]:
+            end = pattern.index("]", i + 1)
+            out.append("[" + pattern[i + 1:end].replace("!", "^", 1) + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(pattern[i]))
+            i += 1
+    return "".join(out)
+
+
+def url_host(url: str) -> str:
+    return (urlparse(url).hostname or "").lower()
+
+
+def allowed_by_rules(allow: list, tool: str, tool_input: dict, parts) -> str | None:
+    """The allow rule(s) that cover this call, or None. A compound command is
+    allowed only if every part is: by some allow rule, or by being read-only."""
+    bare = [r for r in allow if parse_rule(r)[1] in (None, "*", "")
+            and rule_applies(r, tool, tool_input)]
+    if bare:
+        return bare[0]
+    if tool != "run_shell":
+        for rule in allow:
+            name, content = parse_rule(rule)
+            if name != tool and name not in tool_meta(tool)["names"]:
+                continue
+            if tool in PATH_TOOLS and any(path_rule_matches(content, p)
+                                          for p in rule_paths(tool_input, deny=False)):
+                return rule
+            if tool == "web_fetch" and rule_applies(rule, tool, tool_input):
+                return rule
+        return None
+    if not parts:
+        return None  # unparseable: no allow rule can vouch for it
+    flags = read_only_parts(parse_bash(tool_input["command"]))
+    used = []
+    for (text, _), read_only in zip(parts, flags):
+        rule = next((r for r in allow if parse_rule(r)[0] in ("run_shell", "Bash")
+                     and parse_rule(r)[1] and command_rule_matches(parse_rule(r)[1], text)), None)
+        if rule is None and not read_only:
+            return None
+        if rule and rule not in used:
+            used.append(rule)
+    return " + ".join(used) if used else None
+# --8<-- [end:rules]
+
+
+# --8<-- [start:decide_permission]
+def decide_permission(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple[str, str]:
+    """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
+    decision, reason, _ = decide(tool_name, tool_input, mode, rules)
+    return decision, reason
+
+
+def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple[str, str, str]:
+    """The gate, in order; the first step that decides wins. The third value says
+    which kind of step decided (it tells whether "always" may be remembered)."""
+    meta = tool_meta(tool_name)
+    tool = meta["tool"]
+    if mode not in PERMISSION_MODES:
+        return "deny", f"unknown permission mode {mode!r}", "mode"
+    parts = command_parts(tool_input.get("command", "")) if tool == "run_shell" else None
+    read_only = ask_meta(meta, "is_read_only", tool_input, False)
+    danger = ask_meta(meta, "is_destructive", tool_input, "its safety check failed")
+    # 1. deny rules, then ask rules: first match wins, specificity does not matter.
+    for rule in rules.get("deny", []):
+        if rule_applies(rule, tool, tool_input, parts):
+            return "deny", f"deny rule {rule}", "rule"
+    # 2. plan mode: nothing but read-only calls, whatever the allow rules say.
+    if mode == "plan" and not read_only:
+        return "deny", f"plan mode: only read-only calls run, and this {tool} call is not one", "mode"
+    for rule in rules.get("ask", []):
+        if rule_applies(rule, tool, tool_input, parts):
+            return "ask", f"ask rule {rule}", "rule"
+    # 3. dangerous calls always ask, in every mode.
+    if danger:
+        return "ask", f"dangerous: {danger}", "danger"
+    # 4. allow rules.
+    if rule := allowed_by_rules(rules.get("allow", []), tool, tool_input, parts):
+        return "allow", f"allow rule {rule}", "rule"
+    # 5. the mode decides the rest.
+    if mode == "bypassPermissions":
+        return "allow", "bypassPermissions mode", "mode"
+    if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
+        return "ask", f"{path_of(tool_input)} is outside the workspace", "outside"
+    if tool == "web_fetch":
+        return "ask", f"web_fetch reaches the network ({url_host(tool_input['url'])})", "mode"
+    if read_only:
+        return "allow", "read-only command" if tool == "run_shell" else "read-only tool", "mode"
+    if mode == "acceptEdits" and tool in EDIT_TOOLS:
+        return "allow", "acceptEdits mode: a file edit inside the workspace", "mode"
+    return "ask", f"{mode} mode: {not_read_only_part(tool, tool_input)}", "mode"
+
+
+def not_read_only_part(tool: str, tool_input: dict) -> str:
+    """Say which part of a command is not read-only: the reason a user can act on."""
+    if tool != "run_shell":
+        return f"{tool} changes files"
+    try:
+        script = parse_bash(tool_input["command"])
+    except BashSyntaxError as e:
+        return f"the command cannot be parsed ({e}), so it is not provably read-only"
+    for cmd, read_only in zip(all_commands(script), read_only_parts(script)):
+        if not read_only:
+            return f"'{part_text(cmd)[:80]}' is not read-only"
+    return "the command is not read-only"
+# --8<-- [end:decide_permission]
+
+
+# --8<-- [start:terminal]
+# Several threads share one terminal. A lock keeps each message whole, and a question
+# to the user holds it too, so nothing prints over a prompt and two calls never ask
+# at once. Reentrant: the thread that asks may print while it holds it.
+TERMINAL_LOCK = threading.RLock()
+PREFIX = contextvars.ContextVar("PREFIX", default="")  # "[agent name] " in a subagent
+
+
+def say(text: str) -> None:
+    """Print whole lines, labelled with this context's prefix, without interleaving."""
+    prefix = PREFIX.get()
+    lines = "".join(f"{prefix}{line}\n" for line in text.split("\n"))
+    with TERMINAL_LOCK:
+        sys.stdout.write(lines)
+        sys.stdout.flush()
+
+
+def write(text: str) -> None:
+    """Print streamed text as it arrives (no newline added)."""
+    with TERMINAL_LOCK:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+# --8<-- [end:terminal]
+
+
+# --8<-- [start:ask]
+def current_mode(settings: dict) -> str:
+    mode = SESSION["mode"] or settings.get("defaultMode") or "default"
+    return mode if mode in PERMISSION_MODES else "default"
+
+
+def stdin_is_interactive() -> bool:
+    try:
+        return sys.stdin is not None and not sys.stdin.closed and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
+
+
+def ask_user(tool_name: str, tool_input: dict, reason: str, allow_always: bool) -> tuple[str, str]:
+    """Ask on the terminal: ("yes" | "no" | "always", why). No terminal, no yes."""
+    if not stdin_is_interactive():
+        return "no", "it needs approval and no one can answer (stdin is not a terminal)"
+    print(f"\n? Allow {describe_call(tool_name, tool_input)}\n  because it asks: {reason}")
+    choices = "[y]es / [n]o" + (" / [a]lways this session" if allow_always else "")
+    while True:
+        try:
+            answer = input(f"  {choices}: ").strip().lower()
+        except EOFError:
+            return "no", "stdin was closed before an answer"
+        if answer in ("y", "yes"):
+            return "yes", "the user approved it"
+        if answer in ("n", "no"):
+            return "no", "the user said no"
+        if allow_always and answer in ("a", "always"):
+            return "always", "the user approved it for this session"
+
+
+def describe_call(tool_name: str, tool_input: dict) -> str:
+    args = ", ".join(f"{k}={v!r}" for k, v in tool_input.items())
+    return f"{tool_name}({args if len(args) <= 300 else args[:297] + '...'})"
+
+
+def approval_key(tool: str, tool_input: dict) -> tuple:
+    if tool == "run_shell":
+        return tool, tool_input["command"]
+    if tool == "web_fetch":
+        return tool, url_host(tool_input["url"])
+    return tool, str(resolve_path(path_of(tool_input)))
+
+
+def check_permission(tool_name: str, tool_input: dict, hook: dict | None = None) -> str | None:
+    """None if the call may run; else the message that tells the model why not."""
+    settings = load_settings()
+    mode = current_mode(settings)
+    decision, reason, source = decide(tool_name, tool_input, mode, settings)
+    decision, reason, source = hook_and_gate(hook, decision, reason, source)
+    tool = tool_meta(tool_name)["tool"]
+    key = approval_key(tool, tool_input)
+    if decision == "ask" and source in ("mode", "outside") and key in SESSION["approved"]:
+        decision, reason = "allow", "approved earlier this session (always)"
+    elif decision == "ask":
+        with TERMINAL_LOCK:  # one question at a time, and nothing printed over it
+            answer, why = ask_user(tool_name, tool_input, reason, source in ("mode", "outside"))
+        if answer == "always":
+            SESSION["approved"].add(key)
+        decision, reason = ("allow" if answer != "no" else "deny"), f"{reason}; {why}"
+    show_decision(decision, reason)
+    if decision != "allow":
+        return (f"Permission denied: {describe_call(tool_name, tool_input)} was not run. "
+                f"Why: {reason}. Do not retry the same call; find another way or ask the user.")
+    if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
+        SESSION["granted"].add(resolve_path(path_of(tool_input)))  # approved: let it through
+    return None
+# --8<-- [end:ask]
+
+
+# --8<-- [start:tool_search]
+def tool_search(query: str, max_results: int = 5) -> str:
+    """Find deferred tools, load them, and return their full definitions."""
+    if query.strip().lower().startswith("select:"):
+        wanted = [w.strip() for w in query.strip()[len("select:"):].split(",") if w.strip()]
+        names = [tool_meta(w)["tool"] for w in wanted]  # Claude Code names work too
+        unknown = [w for w, name in zip(wanted, names) if name not in TOOL_BY_NAME]
+        if unknown or not wanted:
+            raise ToolError(f"no tool named {', '.join(unknown) or '(none given)'}. "
+                            f"Deferred tools: {', '.join(DEFERRED_TOOLS)}.")
+    else:
+        names = rank_tools(query)[:max(1, max_results)]
+        if not names:
+            return (f"No deferred tool matches {query!r}. Deferred tools: "
+                    f"{', '.join(DEFERRED_TOOLS)}. Load one by name with "
+                    "'select:<name>'.")
+    for name in names:
+        if name in DEFERRED_TOOLS and name not in LOADED_TOOLS:
+            LOADED_TOOLS.append(name)  # appended, never sorted: see tools_for_request
+    definitions = [{key: TOOL_BY_NAME[n][key] for key in ("name", "description",
+                                                          "input_schema")}
+                   for n in dict.fromkeys(names)]
+    return (f"Loaded {len(definitions)} tool(s); you can call them now:\n"
+            + "\n".join(json.dumps(d) for d in definitions))
+
+
+STOP_WORDS = {"a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "with", "it",
+              "is", "be", "by", "my", "me", "i", "you", "tool", "tools", "use"}
+
+
+def rank_tools(query: str) -> list[str]:
+    """Deferred tools by keyword matches: a word of the name (ours or Claude Code's)
+    counts 3, a word of the description 1. Best first; ties keep DEFERRED_TOOLS order."""
+    words = set(re.findall(r"[a-z0-9]+", query.lower())) - STOP_WORDS
+    scores = {}
+    for name in DEFERRED_TOOLS:
+        in_name = set(name.split("_")) | {name.replace("_", "")}
+        in_name |= {cc.lower() for cc in tool_meta(name)["names"]}
+        in_text = set(re.findall(r"[a-z0-9]+", TOOL_BY_NAME[name]["description"].lower()))
+        score = sum(3 * (w in in_name) + (w in in_text) for w in words)
+        if score:
+            scores[name] = score
+    return sorted(scores, key=lambda n: -scores[n])  # sorted() is stable
+# --8<-- [end:tool_search]
+
+
+# --8<-- [start:plan_mode]
+def enter_plan_mode() -> str:
+    """Switch the session to plan mode, remembering the mode to return to."""
+    if current_mode(load_settings()) == "plan":
+        return "You are already in plan mode."
+    SESSION["before_plan"], SESSION["mode"] = SESSION["mode"], "plan"
+    return ("Plan mode is on. Explore with read-only tools and change nothing: writes, "
+            "edits and commands that are not read-only are denied. When you know what "
+            "to do, present your plan with exit_plan_mode and wait for the user.")
+
+
+def plan_mode_hint() -> str:
+    """What a denial adds in plan mode: the way out of it."""
+    if current_mode(load_settings()) != "plan":
+        return ""
+    return (" Plan mode is on: keep exploring with read-only tools, then present your "
+            "plan with exit_plan_mode; once the user approves it, you can make changes.")
+
+
+def exit_plan_mode(plan: str) -> str:
+    """Show the plan and ask the user; approved restores the mode we had before."""
+    if current_mode(load_settings()) != "plan":
+        raise ToolError("not in plan mode; there is no plan to approve.")
+    show_plan(plan)
+    approved, said = ask_plan_approval()
+    if not approved:
+        raise ToolError(f"the user did not approve the plan ({said}). You are still in "
+                        "plan mode: revise the plan and present it again with "
+                        "exit_plan_mode.")
+    SESSION["mode"], SESSION["before_plan"] = SESSION.get("before_plan"), None
+    if current_mode(load_settings()) == "plan":  # subtle: defaultMode may be plan itself
+        SESSION["mode"] = "default"
+    return (f"The user approved your plan. Permission mode is back to "
+            f"'{current_mode(load_settings())}'. Carry the plan out now.")
+
+
+def show_plan(plan: str) -> None:
+    """The plan in a frame, wrapped to the terminal, so it reads as one document."""
+    width = max(40, min(shutil.get_terminal_size((88, 20)).columns, 100) - 4)
+    print("+-- the plan, for your approval " + "-" * (width - 29))
+    for line in plan.strip().splitlines() or [""]:
+        indent = " " * (len(line) - len(line.lstrip()))
+        for row in textwrap.wrap(line, width, subsequent_indent=indent) or [""]:
+            bold = COLOR and row.startswith("#")  # a Markdown heading stands out
+            print(f"| \033[1m{row}\033[0m" if bold else f"| {row}")
+    print("+" + "-" * (width + 2))
+
+
+def ask_plan_approval() -> tuple[bool, str]:
+    """(approved, what the user said). No one to ask: not approved."""
+    if not stdin_is_interactive():
+        return False, "no one could answer: stdin is not a terminal"
+    try:
+        answer = input("Approve this plan? [y]es, [n]o, or type what to change: ").strip()
+    except EOFError:
+        return False, "no answer: end of input"
+    if answer.lower() in ("y", "yes"):
+        return True, "approved"
+    if answer.lower() in ("", "n", "no"):
+        return False, "no feedback given"
+    return False, f"the user's feedback: {answer}"
+# --8<-- [end:plan_mode]
+
+
+# --8<-- [start:skills]
+SKILLS_DIR = ".claude/skills"  # in the workspace: one folder per skill, with a SKILL.md
+
+
+class SkillError(Exception):
+    """A SKILL.md that cannot be loaded; the message says why."""
+
+
+def find_skills() -> tuple[dict, list[str]]:
+    """({name: {"name", "description", "body", "folder", ...}}, [errors]) for every
+    .claude/skills/*/SKILL.md of the workspace. A broken skill is one error; the
+    others still load."""
+    skills, errors = {}, []
+    for path in sorted(Path.cwd().glob(f"{SKILLS_DIR}/*/SKILL.md")):
+        where = path.relative_to(Path.cwd()).as_posix()
+        try:
+            meta, body = parse_skill_md(path.read_bytes().decode("utf-8-sig"))
+            name = str(meta.get("name") or path.parent.name).strip()
+            description = " ".join(str(meta.get("description") or "").split())
+            if not description:
+                raise SkillError("no description in the front matter")
+            if name in skills:
+                raise SkillError(f"a second skill named {name!r}")
+        except (SkillError, UnicodeDecodeError, OSError) as e:
+            errors.append(f"{where}: {e}")
+            continue
+        skills[name] = {**meta, "name": name, "description": description, "body": body,
+                        "folder": path.parent.relative_to(Path.cwd()).as_posix()}
+    return skills, errors
+
+
+def parse_skill_md(text: str) -> tuple[dict, str]:
+    """Split a SKILL.md into its front matter (a dict) and its Markdown body."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines[0].strip() != "---":
+        raise SkillError("no front matter: the file must start with a line '---'")
+    end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip() in ("---", "...")),
+               None)
+    if end is None:
+        raise SkillError("the front matter has no closing '---' line")
+    return parse_front_matter(lines[1:end]), "\n".join(lines[end + 1:]).strip("\n")
+
+
+def parse_front_matter(lines: list[str]) -> dict:
+    """The top-level `key: value` pairs of a YAML front matter. The subset that
+    SKILL.md files use: plain, quoted and multi-line strings, `|` and `>` blocks,
+    lists; a nested mapping is kept as its raw text. No YAML library needed."""
+    meta, i = {}, 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip() or line.lstrip().startswith("#"):
+            i += 1
+            continue
+        match = re.match(r"([A-Za-z_][\w-]*)\s*:(?:\s+|$)(.*)$", line)
+        if not match or line[0].isspace():
+            raise SkillError(f"front matter line {i + 2} is not 'key: value': {line.strip()!r}")
+        key, first = match[1], match[2].strip()
+        i += 1
+        more = []  # the value's continuation lines: indented, or blank
+        while i < len(lines) and (not lines[i].strip() or lines[i][0].isspace()
+                                  or (lines[i].startswith("- ") and not first)):
+            more.append(lines[i])
+            i += 1
+        meta[key] = yaml_value(first, more, key)
+    return meta
+
+
+def yaml_value(first: str, more: list[str], key: str):
+    """One value: `first` is what follows `key:`, `more` its continuation lines."""
+    if first[:1] in ("|", ">"):  # a block: keep lines (|) or fold them into one (>)
+        body = textwrap.dedent("\n".join(more)).strip("\n")
+        return body if first[0] == "|" else fold(body)
+    if first[:1] in ('"', "'"):  # quoted, possibly over several lines
+        text = " ".join([first] + [m.strip() for m in more if m.strip()])
+        quote = first[0]
+        end = (re.match(r'"((?:[^"\\]|\\.)*)"', text) if quote == '"'
+               else re.match(r"'((?:[^']|'')*)'", text))
+        if not end:
+            raise SkillError(f"{key}: the quoted value has no closing {quote}")
+        inner = end[1]
+        return (inner.replace("''", "'") if quote == "'" else
+                re.sub(r'\\(["\\/nt])', lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), inner))
+    items = [m.strip()[2:].strip() for m in more if m.strip().startswith("- ")]
+    if not first and items:  # a block list
+        return [unquote(item) for item in items]
+    if not first and more:  # a nested mapping: kept as text
+        return textwrap.dedent("\n".join(more)).strip()
+    if first.startswith("[") and first.endswith("]"):  # a flow list: [a, b]
+        return [unquote(item.strip()) for item in first[1:-1].split(",") if item.strip()]
+    # a plain scalar; its continuation lines fold into it; ' #' starts a comment
+    return re.sub(r"\s+#.*$", "", " ".join([first] + [m.strip() for m in more if m.strip()]))
+
+
+def fold(block: str) -> str:
+    """YAML's `>`: single newlines become spaces, blank lines stay breaks."""
+    return "\n".join(" ".join(p.split("\n")) for p in block.split("\n\n"))
+
+
+def unquote(value: str) -> str:
+    return value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+
+
+def skill(name: str, args: str = "") -> str:
+    """A skill's instructions, with its folder so the model can read what it bundles."""
+    skills, errors = find_skills()
+    if name not in skills:
+        broken = [e for e in errors if f"/{name}/" in e]
+        raise ToolError(broken[0] if broken else f"no skill named {name!r}. Skills: "
+                        f"{', '.join(skills) or '(none)'}.")
+    found = skills[name]
+    body = found["body"]
+    if args:  # Claude Code's convention: $ARGUMENTS in the body, else appended
+        body = body.replace("$ARGUMENTS", args) if "$ARGUMENTS" in body else \
+            f"{body}\n\nARGUMENTS: {args}"
+    folder = Path(found["folder"])
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    return (f"Skill {name!r}, from the folder {found['folder']}/ (files: "
+            f"{', '.join(files[:20])}). Follow its instructions:\n\n{body}")
+
+
+def system_prompt() -> str:
+    """SYSTEM, plus each skill's name and description: bodies load on demand."""
+    skills, errors = find_skills()
+    text = SYSTEM.format(cwd=Path.cwd())
+    if skills:
+        text += ("\n\nSkills: when a task matches one, load it with the skill tool "
+                 "first.\n" + "\n".join(f"- {s['name']}: {s['description']}"
+                                         for s in skills.values()))
+    if errors:
+        text += ("\n\nSkills that could not be loaded (tell the user if one matters):\n"
+                 + "\n".join(f"- {e}" for e in errors))
+    return text
+# --8<-- [end:skills]
+
+
+# --8<-- [start:register]
+# The four new tools join the dispatch table, with their safety metadata for the
+# gate (s03): none of them changes a file, so plan mode lets them all run.
+TOOL_HANDLERS.update({"tool_search": tool_search, "enter_plan_mode": enter_plan_mode,
+                      "exit_plan_mode": exit_plan_mode, "skill": skill})
+ONLY_READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}
+TOOL_META.update({
+    "tool_search": {"names": ("ToolSearch",), **ONLY_READS},
+    "enter_plan_mode": {"names": ("EnterPlanMode",), **ONLY_READS},
+    "exit_plan_mode": {"names": ("ExitPlanMode",), **ONLY_READS},
+    "skill": {"names": ("Skill",), **ONLY_READS},
+})
+# --8<-- [end:register]
+
+
+# --8<-- [start:read_before_edit]
+def fingerprint(path: Path) -> tuple[int, str]:
+    """mtime and a hash of the content: a touch changes the first only."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return path.stat().st_mtime_ns, digest.hexdigest()
+
+
+def check_read_before_edit(tool: str, tool_input: dict) -> str | None:
+    """Refuse to change an existing file the agent has not read, or that changed
+    on disk since it did: its edit would be based on text that is not there."""
+    if tool not in EDIT_TOOLS:
+        return None
+    path = resolve_path(tool_input["file_path"])
+    if not path.is_file():
+        return None  # a new file: nothing to have read
+    seen = SESSION["read"].get(path)
+    if seen is None:
+        return (f"{tool_input['file_path']} exists and has not been read in this session. "
+                "Read it first with read_file, then edit it.")
+    if path.stat().st_mtime_ns != seen[0]:
+        now = fingerprint(path)
+        if now[1] != seen[1]:
+            return (f"{tool_input['file_path']} was modified since you read it (by the user or "
+                    "a command). Read it again before editing.")
+        SESSION["read"][path] = now  # only touched: the content is what we read
+    return None
+
+
+def remember_file(tool: str, tool_input: dict) -> None:
+    """After a successful read or write: this is the file as the agent knows it."""
+    if tool in ("read_file", "write_file", "edit_file"):
+        path = resolve_path(tool_input["file_path"])
+        if path.is_file():
+            SESSION["read"][path] = fingerprint(path)
+# --8<-- [end:read_before_edit]
+
+
+# --8<-- [start:hook_settings]
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+HOOK_TIMEOUT = 60             # seconds a hook may run, unless its settings say otherwise
+MAX_HOOK_CONTEXT = 10_000     # characters hooks may add to one tool_result
+MAX_HOOK_OUTPUT = 1_000_000   # bytes of a hook's stdout or stderr we read, at most
+HOOK_STATE = {  # what hooks need during one run of the agent
+    "session_id": uuid.uuid4().hex,  # one id per process, sent to every hook
+    "stop": None,                    # a hook's stopReason, once one said "continue": false
+}
+
+
+def load_hooks() -> dict:
+    """{event: [matcher group, ...]} from both settings files (SETTINGS_FILES, as for
+    the permission rules): the groups add up. A broken file is reported and skipped."""
+    merged = {event: [] for event in HOOK_EVENTS}
+    for name in SETTINGS_FILES:
+        file = Path.cwd() / name
+        if not file.is_file():
+            continue
+        try:
+            hooks = json.loads(file.read_text(encoding="utf-8")).get("hooks") or {}
+            found = {event: [g for g in hooks.get(event) or [] if isinstance(g, dict)]
+                     for event in HOOK_EVENTS}
+        except (ValueError, OSError, AttributeError, TypeError) as e:
+            show_hook_line(f"hooks in {name} ignored: {e}", error=True)
+            continue
+        for event in HOOK_EVENTS:
+            merged[event] += found[event]
+    return merged
+
+
+def claude_code_name(tool_name: str) -> str:
+    """`run_shell` -> `Bash`: the first Claude Code name in the tool's metadata."""
+    names = TOOL_META.get(tool_name, {}).get("names", ())
+    return names[0] if names else tool_name
+
+
+def matcher_matches(matcher, tool_name: str) -> bool:
+    """Claude Code's three matcher forms, tried on our name and on Claude Code's."""
+    names = {tool_name, claude_code_name(tool_name)}
+    if matcher in (None, "", "*"):
+        return True  # no matcher: every tool
+    if not isinstance(matcher, str) or re.fullmatch(r"\w+\(.*\)", matcher, re.DOTALL):
+        return False  # subtle: `Bash(git *)` is a permission rule, never a matcher
+    if re.fullmatch(r"[A-Za-z0-9_|]+", matcher):
+        return any(name in matcher.split("|") for name in names)  # exact names
+    try:
+        return any(re.search(matcher, name) for name in names)  # an unanchored regex
+    except re.error:
+        return False
+
+
+def hooks_for(event: str, tool_name: str) -> list[tuple[str, float]]:
+    """(command, timeout) of each hook for this event and tool; a command once."""
+    found = {}  # command -> timeout; a dict keeps the order of first appearance
+    for group in load_hooks()[event]:
+        if not matcher_matches(group.get("matcher"), tool_name):
+            continue
+        for hook in group.get("hooks") or []:
+            if not isinstance(hook, dict) or hook.get("type", "command") != "command":
+                continue  # Claude Code also has prompt and http hooks; we run commands
+            command, timeout = hook.get("command"), hook.get("timeout")
+            if isinstance(command, str) and command.strip() and command not in found:
+                valid = type(timeout) in (int, float) and timeout > 0
+                found[command] = float(timeout) if valid else HOOK_TIMEOUT
+    return list(found.items())
+
+
+def hooks_summary() -> str:
+    """One line for the start of a run: how many hooks the settings register."""
+    counts = [f"{sum(len(g['hooks']) for g in groups if isinstance(g.get('hooks'), list))} "
+              f"{event}" for event, groups in load_hooks().items() if groups]
+    return f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
+# --8<-- [end:hook_settings]
+
+
+# --8<-- [start:run_hook]
+def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
+                 **extra) -> dict:
+    """What a hook reads on stdin: Claude Code's fields, with absolute paths."""
+    absolute = dict(tool_input)
+    for key in ("file_path", "path"):
+        if isinstance(absolute.get(key), str):
+            absolute[key] = os.path.normpath(Path.cwd() / os.path.expanduser(absolute[key]))
+    return {"session_id": HOOK_STATE["session_id"],
+            "transcript_path": "",  # we keep no transcript file
+            "cwd": str(Path.cwd()), "permission_mode": current_mode(load_settings()),
+            "hook_event_name": event, "tool_name": claude_code_name(tool_name),
+            "tool_input": absolute, "tool_use_id": tool_use_id, **extra}
+
+
+def run_hook(command: str, payload: dict, timeout: float) -> dict:
+    """Run one hook through the shell in the workspace, the payload on its stdin.
+    {"exit": code, "stdout": ..., "stderr": ...}; exit None: it could not start or
+    timed out, and "stderr" says which."""
+    env = {**os.environ, **NON_INTERACTIVE_ENV, "CLAUDE_PROJECT_DIR": str(Path.cwd())}
+    # subtle: stdin is a file, not a pipe. Writing a big payload into a pipe that
+    # the hook never reads would block us forever.
+    with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, \
+            tempfile.TemporaryFile() as err:
+        stdin.write(json.dumps(payload).encode())
+        stdin.seek(0)
+        try:
+            proc = subprocess.Popen(["bash", "-c", command], stdin=stdin, stdout=out,
+                                    stderr=err, env=env, start_new_session=True)
+        except OSError as e:
+            return {"exit": None, "stdout": "", "stderr": f"could not start: {e}"}
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(proc)
+            return {"exit": None, "stdout": "",
+                    "stderr": f"timed out after {timeout:g}s; killed with all it started"}
+        except BaseException:  # Ctrl-C: never leave a hook running behind us
+            kill_group(proc)
+            raise
+        kill_group(proc)  # anything it left running in the background goes too
+        out.seek(0)
+        err.seek(0)
+        return {"exit": code, "stdout": out.read(MAX_HOOK_OUTPUT).decode(errors="replace"),
+                "stderr": err.read(MAX_HOOK_OUTPUT).decode(errors="replace")}
+# --8<-- [end:run_hook]
+
+
+# --8<-- [start:hook_answer]
+def read_answer(event: str, command: str, run: dict) -> dict:
+    """What one hook's exit code and output mean, as an answer:
+    decision ("allow" | "deny" | "ask" | None) and its reason, updated_input,
+    context and feedback (texts for the model), stop (a stopReason), and
+    shown (the line the user sees)."""
+    answer = {"decision": None, "reason": "", "updated_input": None, "context": "",
+              "feedback": "", "stop": None, "shown": f"exit {run['exit']}", "error": False}
+    stderr = run["stderr"].strip()
+    if run["exit"] == 2:  # a blocking error: stderr is the message, stdout is ignored
+        why = stderr or f"hook `{command}` exited 2 with nothing on stderr"
+        if event == "PreToolUse":
+            answer.update(decision="deny", reason=why)
+        else:  # the tool has already run (or failed): the model hears about it
+            answer["feedback"] = why
+        told = "blocked" if event == "PreToolUse" else "told the model"
+        answer["shown"] = f"exit 2, {told}: {why.splitlines()[0]}"
+        return answer
+    if run["exit"] != 0:  # 1, 127, a timeout...: a non-blocking error, the call goes on
+        first = (stderr.splitlines() or ["(nothing on stderr)"])[0]
+        status = "error" if run["exit"] is None else f"exit {run['exit']}"
+        answer.update(shown=f"{status}, a non-blocking error: {first}", error=True)
+        return answer
+    output = run["stdout"].strip()
+    try:
+        data = json.loads(output) if output.startswith("{") else None
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        if output:  # plain text is for the user's log, never for the model
+            answer["shown"] += f", said: {output.splitlines()[0]}"
+        return answer
+    return read_json_answer(event, command, data, answer)
+
+
+def read_json_answer(event: str, command: str, data: dict, answer: dict) -> dict:
+    """Claude Code's JSON fields, from a hook that exited 0."""
+    if data.get("continue") is False:
+        answer["stop"] = str(data.get("stopReason") or f"hook `{command}` said stop")
+    specific = data.get("hookSpecificOutput")
+    if not isinstance(specific, dict) or specific.get("hookEventName") != event:
+        specific = {}  # subtle: it must name its event, or it is not read at all
+    if isinstance(specific.get("additionalContext"), str):
+        answer["context"] = specific["additionalContext"]
+    if event == "PreToolUse":
+        # subtle: a permissionDecision at the top level is NOT read, only inside
+        # hookSpecificOutput. The older top-level {"decision": "block"} means deny.
+        if specific.get("permissionDecision") in ("allow", "deny", "ask"):
+            answer["decision"] = specific["permissionDecision"]
+            answer["reason"] = str(specific.get("permissionDecisionReason") or "")
+        elif data.get("decision") == "block":
+            answer.update(decision="deny", reason=str(data.get("reason") or ""))
+        if isinstance(specific.get("updatedInput"), dict):
+            answer["updated_input"] = specific["updatedInput"]
+    elif data.get("decision") == "block":  # PostToolUse: the reason goes to the model
+        answer["feedback"] = str(data.get("reason") or f"hook `{command}` blocked")
+    if answer["decision"] and not answer["reason"]:
+        answer["reason"] = f"hook `{command}` said {answer['decision']}"
+    said = [f"{answer['decision']}: {answer['reason']}" if answer["decision"] else "",
+            "changed the input" if answer["updated_input"] is not None else "",
+            "added context" if answer["context"] else "",
+            f"feedback: {answer['feedback']}" if answer["feedback"] else "",
+            f"stop: {answer['stop']}" if answer["stop"] else "",
+            f"message: {data['systemMessage']}" if data.get("systemMessage") else ""]
+    answer["shown"] += ", JSON" + "".join(f"; {s}" for s in said if s)
+    return answer
+# --8<-- [end:hook_answer]
+
+
+# --8<-- [start:run_hooks]
+STRENGTH = {"deny": 3, "ask": 2, "allow": 1, None: 0}  # several hooks: the strongest wins
+
+
+def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
+              **extra) -> dict:
+    """Run every hook for this event and tool, then combine their answers so that
+    their order never matters: deny > ask > allow, any stop stops, texts add up."""
+    payload = hook_payload(event, tool_name, tool_input, tool_use_id, **extra)
+    answers, quiet = [], []
+    for command, timeout in hooks_for(event, tool_name):
+        answer = read_answer(event, command, run_hook(command, payload, timeout))
+        if answer["shown"] == "exit 0":  # ran, said nothing: one line for all of them
+            quiet.append(hook_label(command))
+        else:
+            show_hook_line(f"{event} {hook_label(command)}: {answer['shown']}", answer["error"])
+        answers.append(answer)
+    if quiet:
+        show_hook_line(f"{event} {', '.join(quiet)}: exit 0")
+    strongest = max([STRENGTH[a["decision"]] for a in answers], default=0)
+    deciders = [a for a in answers if a["decision"] and STRENGTH[a["decision"]] == strongest]
+    updates = {json.dumps(a["updated_input"], sort_keys=True): a["updated_input"]
+               for a in answers if a["updated_input"] is not None}
+    combined = {
+        "decision": deciders[0]["decision"] if deciders else None,
+        "reason": "; ".join(a["reason"] for a in deciders),
+        "updated_input": next(iter(updates.values())) if len(updates) == 1 else None,
+        "context": "\n".join(a["context"] for a in answers if a["context"]),
+        "feedback": "\n".join(a["feedback"] for a in answers if a["feedback"]),
+        "stop": "; ".join(a["stop"] for a in answers if a["stop"]) or None,
+    }
+    if len(updates) > 1 and combined["decision"] != "deny":  # which one? fail closed
+        combined.update(decision="deny", reason="two hooks rewrote the input differently")
+    return combined
+
+
+def capped(text: str) -> str:
+    """Hook text for the model, capped: a chatty hook must not flood the context."""
+    if len(text) <= MAX_HOOK_CONTEXT:
+        return text
+    return (text[:MAX_HOOK_CONTEXT] + f"\n[... {len(text) - MAX_HOOK_CONTEXT:,} characters "
+            f"cut: hooks may add at most {MAX_HOOK_CONTEXT:,}]")
+
+
+def hook_note(title: str, text: str) -> str:
+    """Text from hooks, to put after a tool's result, marked as theirs."""
+    return f"\n\n<{title}>\n{capped(text)}\n</{title}>" if text else ""
+
+
+def hook_label(command: str) -> str:
+    """A short name for a hook in the user's log: its script's name, if it has one."""
+    scripts = re.findall(r"[\w.-]+\.(?:py|sh|js|ts|rb)\b", command)
+    if scripts:
+        return scripts[-1]
+    return f"`{command}`" if len(command) <= 40 else f"`{command[:37]}...`"
+
+
+def show_hook_line(text: str, error: bool = False) -> None:
+    """One line for the user about a hook; the model never sees these."""
+    row = f"  {'!' if error else '~'} {text}"
+    row = row if len(row) <= 200 else row[:197] + "..."
+    print(f"\033[35m{row}\033[0m" if COLOR else row)
+# --8<-- [end:run_hooks]
+
+
+# --8<-- [start:hooks_in_the_pipeline]
+def pre_tool_use(block) -> dict:
+    """PreToolUse hooks for one call. Adds to their combined answer: "input" (what
+    the call runs with) and "blocked" (the is_error text if it must not run)."""
+    hook = run_hooks("PreToolUse", block.name, block.input, block.id)
+    hook.update(input=block.input, blocked=None)
+    if hook["stop"]:
+        HOOK_STATE["stop"] = hook["stop"]
+        hook["blocked"] = "Not run: a hook stopped the agent."
+    elif hook["decision"] == "deny":
+        show_decision("deny", f"PreToolUse hook: {(hook['reason'].splitlines() or [''])[0]}")
+        hook["blocked"] = f"Blocked by a PreToolUse hook: {capped(hook['reason'])}"
+    elif hook["updated_input"] is not None:
+        problem = validate_input(SCHEMAS[block.name], hook["updated_input"])
+        if problem:
+            hook["blocked"] = f"Error: a PreToolUse hook's updatedInput is invalid: {problem}."
+        else:
+            hook["input"] = hook["updated_input"]
+            show_hook_line(f"input now: {describe_call(block.name, hook['input'])}")
+    if hook["blocked"]:
+        hook["blocked"] += hook_note("hook-context", hook["context"])
+    return hook
+
+
+def hook_and_gate(hook: dict, decision: str, reason: str, source: str) -> tuple[str, str, str]:
+    """Join a PreToolUse hook's decision to the gate's. A hook's ask forces a prompt;
+    its allow saves the prompt that the mode asks for, never a deny or an ask rule."""
+    if not hook or not hook["decision"] or decision == "deny":
+        return decision, reason, source
+    if hook["decision"] == "ask":
+        return "ask", f"PreToolUse hook asks: {hook['reason']}", "hook"
+    if hook["decision"] == "allow" and decision == "ask" and source in ("mode", "outside"):
+        return "allow", f"PreToolUse hook allowed it: {hook['reason']} (else: {reason})", "hook"
+    return decision, reason, source
+
+
+def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
+                  context: str = "") -> tuple[str, bool]:
+    """PostToolUse (or PostToolUseFailure) hooks: the result stands. What hooks
+    said for the model (`context` from PreToolUse, then theirs) comes after it."""
+    if is_error:
+        hook = run_hooks("PostToolUseFailure", block.name, tool_input, block.id, error=output)
+    else:
+        hook = run_hooks("PostToolUse", block.name, tool_input, block.id, tool_response=output)
+    if hook["stop"]:
+        HOOK_STATE["stop"] = hook["stop"]
+    said = "\n".join(text for text in (context, hook["feedback"], hook["context"]) if text)
+    return output + hook_note("hook-feedback", said), is_error
+
+
+def stopped_by_hook() -> str:
+    """The loop's last words when a hook said {"continue": false}; for the user only."""
+    reason, HOOK_STATE["stop"] = HOOK_STATE["stop"], None
+    return f"[stopped by a hook: {reason}]"
+# --8<-- [end:hooks_in_the_pipeline]
+
+
+# --8<-- [start:pipeline]
+def execute_tool(block) -> tuple[str, bool]:
+    """The one path every tool call takes: look up, validate, PreToolUse hooks,
+    check read-before-edit, decide permission, run, remember, shape, PostToolUse
+    hooks. Returns (output, is_error)."""
+    handler = TOOL_HANDLERS.get(block.name)
+    if handler is None:
+        return f"Error: unknown tool '{block.name}'. Available: {', '.join(TOOL_HANDLERS)}.", True
+    if block.name in DEFERRED_TOOLS and block.name not in LOADED_TOOLS:
+        return (f"Error: {block.name} is a deferred tool and is not loaded yet. Load it "
+                f"first with tool_search (query 'select:{block.name}'), then call it."), True
+    problem = validate_input(SCHEMAS[block.name], block.input)
+    if problem:
+        return f"Error: invalid input for {block.name}: {problem}.", True
+    if HOOK_STATE["stop"]:  # a hook stopped the agent earlier in this batch
+        return "Not run: a hook stopped the agent.", True
+    hook = pre_tool_use(block)
+    if hook["blocked"]:
+        return hook["blocked"], True
+    tool_input = hook["input"]  # a hook's updatedInput, or the model's own
+    try:
+        problem = check_read_before_edit(block.name, tool_input)
+        denied = None if problem else check_permission(block.name, tool_input, hook)
+    except Exception as e:  # subtle: a bug in the gate must fail closed, not open
+        problem = f"the permission check failed ({type(e).__name__}: {e}); nothing was run."
+    if problem:
+        return f"Error: {problem}", True
+    if denied:
+        return denied + hook_note("hook-context", hook["context"]) + plan_mode_hint(), True
+    try:
+        output, is_error = handler(**tool_input), False
+        remember_file(block.name, tool_input)
+    except ToolError as e:
+        output, is_error = f"Error: {e}", True
+    except Exception as e:  # a bug or an OS error: still data for the model
+        output, is_error = f"Error: {type(e).__name__}: {e}", True
+    output = shape_result(block.name, output, block.id)
+    return post_tool_use(block, tool_input, output, is_error, hook["context"])
+# --8<-- [end:pipeline]
+
+
+# --8<-- [start:show]
+def show_call(block) -> None:
+    """Print a tool call the way the model asked for it."""
+    args = block.input if isinstance(block.input, dict) else {"input": block.input}
+    call = f"{block.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
+    call = call if len(call) <= 200 else call[:197] + "..."
+    say(f"\033[36m> {call}\033[0m" if COLOR else f"> {call}")
+
+
+def show_result(output: str, is_error: bool, lines: int = 6) -> None:
+    """Print the first few lines of a tool_result, indented."""
+    rows = output.splitlines() or [""]
+    preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"] if len(rows) > lines else [])
+    mark, shown = ("! " if is_error else "  "), []
+    for row in preview:
+        row = mark + (row if len(row) <= 160 else row[:157] + "...")
+        shown.append(f"\033[2m{row}\033[0m" if COLOR else row)
+        mark = "  "
+    say("\n".join(shown))  # one say: parallel results never interleave their lines
+
+
+def show_decision(decision: str, reason: str) -> None:
+    """Print what the permission gate decided about a call, and why."""
+    row = f"  [{decision}] {reason}"
+    row = row if len(row) <= 160 else row[:157] + "..."
+    say(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
+# --8<-- [end:show]
+
+
+# --8<-- [start:concurrency_safe]
+MAX_PARALLEL = 10  # calls of one batch running at once, Claude Code's limit. They mostly
+                   # wait (on disk, network, a model), so the number of cores does not matter.
+
+
+def is_concurrency_safe(tool_name: str, tool_input) -> bool:
+    """May this call run at the same time as its neighbours? The tool's metadata says,
+    per input. Fails closed: an unknown tool, a tool that does not say, bad input or
+    a check that fails all mean no. A wrong "no" costs time; a wrong "yes" can lose
+    a write."""
+    if not isinstance(tool_input, dict):
+        return False
+    return ask_meta(tool_meta(tool_name), "is_concurrency_safe", tool_input, False) is True
+
+
+# s05's tools: loading a skill only reads. tool_search stays unsafe (the default):
+# in [tool_search "select:web_fetch", web_fetch] the second call needs the first done.
+# The plan-mode tools change the mode under their neighbours, and exit asks the user.
+TOOL_META["skill"]["is_concurrency_safe"] = lambda i: True
+
+
+def partition_tool_calls(blocks: list) -> list[list]:
+    """Cut the calls, in their order, into consecutive batches: a run of safe calls is
+    one batch, every other call is a batch of its own. Never reorders:
+    [read a, write a, read a] -> [[read a], [write a], [read a]]."""
+    batches, last_safe = [], False
+    for block in blocks:
+        safe = is_concurrency_safe(block.name, block.input)
+        if safe and last_safe:
+            batches[-1].append(block)
+        else:
+            batches.append([block])
+        last_safe = safe
+    return batches
+# --8<-- [end:concurrency_safe]
+
+
+# --8<-- [start:runner]
+INTERRUPTED = ("Interrupted: the user pressed Ctrl-C before this call finished. It may "
+               "have partly run; its processes were killed.")
+NOT_RUN = "Not run: the user pressed Ctrl-C before this call started."
+CANCEL = contextvars.ContextVar("CANCEL", default=None)   # the task's threading.Event
+ALLOWED = contextvars.ContextVar("ALLOWED", default=None)  # tool names a subagent may call
+LOOP = contextvars.ContextVar("LOOP", default=None)  # (client, model, tools) of the caller
+
+
+class Interrupted(Exception):
+    """Raised in a worker thread (a subagent) when the user pressed Ctrl-C."""
+
+
+def cancelled() -> bool:
+    event = CANCEL.get()
+    return event is not None and event.is_set()
+
+# >>> EXERCISE ex2 --8<-- [start:ex2]
+MAX_PARALLEL_SHELL = 2  # run_shell calls running at once, in every agent together
+SHELL_SLOTS = threading.Semaphore(MAX_PARALLEL_SHELL)
+
+
+def wait_for_slot(block) -> bool:
+    """Take a slot for a run_shell call, waiting for one if need be; other calls need
+    none. False if Ctrl-C came while it waited: then it must not run."""
+    if block.name != "run_shell":
+        return True
+    # subtle: wait in slices, as result_of does: a worker blocked in acquire() would
+    # never see the Ctrl-C event, and its call would start after the user said stop.
+    while not SHELL_SLOTS.acquire(timeout=0.1):
+        if cancelled():
+            return False
+    return True
+
+
+def release_slot(block) -> None:
+    """Give back the slot that wait_for_slot took for this call."""
+    if block.name == "run_shell":
+        SHELL_SLOTS.release()
+
+# <<< EXERCISE ex2 --8<-- [end:ex2]
+
+def run_call(block) -> tuple[str, bool]:
+    """One call through the whole pipeline, shown when it starts and when it ends."""
+    if cancelled():
+        return NOT_RUN, True
+    show_call(block)
+    allowed = ALLOWED.get()
+    if allowed is not None and block.name not in allowed:
+        output, is_error = f"Error: {block.name} is not among this agent's tools: {', '.join(allowed)}.", True
+    # >>> EXERCISE ex2-call (replaces 2 lines: 83762db4) --8<-- [start:ex2-call]
+    elif not wait_for_slot(block):  # Ctrl-C came while it waited: it never started
+        return NOT_RUN, True
+    else:
+        try:
+            output, is_error = execute_tool(block)  # the same pipeline as ever
+        finally:  # subtle: on Ctrl-C too (an unsafe call runs in the main thread)
+            release_slot(block)
+    # <<< EXERCISE ex2-call --8<-- [end:ex2-call]
+    if not cancelled():
+        show_result(output, is_error)
+    return output, is_error
+
+
+def result_of(future):
+    """future.result(), waited for in short slices. subtle: a wait with no timeout
+    is not woken by Ctrl-C on every platform; a short one always returns to Python."""
+    while not future.done():
+        wait([future], timeout=0.25)
+    return future.result()
+
+
+class ToolRunner:
+    """Runs one reply's tool calls: batch after batch, safe batches on a thread pool,
+    results in call order. Safe calls may be offered while the reply still streams."""
+
+    def __init__(self, loop: tuple):
+        self.loop = loop    # (client, model, tools): what an `agent` call starts from
+        self.pool = ThreadPoolExecutor(MAX_PARALLEL, thread_name_prefix="tool")
+        self.cancel = CANCEL.get() or threading.Event()  # a subagent shares its parent's
+        self.futures = {}   # call index -> Future, for calls handed to the pool
+        self.open = True    # every call offered so far was safe
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *rest):
+        ctrl_c = kind is not None and issubclass(kind, KeyboardInterrupt)
+        if ctrl_c:  # while the reply streamed: stop what started early
+            self.interrupt()
+        # subtle: after any other error (say the API failed mid-stream) let the early
+        # calls finish; interrupt() would also stop a subagent's siblings and parent.
+        self.pool.shutdown(wait=not ctrl_c, cancel_futures=True)
+
+    def submit(self, index: int, block) -> None:
+        context = contextvars.copy_context()
+        context.run(CANCEL.set, self.cancel)  # the call (a subagent too) sees Ctrl-C
+        context.run(LOOP.set, self.loop)
+        self.futures[index] = self.pool.submit(context.run, run_call, block)
+
+    def offer(self, block) -> None:
+        """A tool_use block has just streamed in whole: start it now if it, and every
+        call before it, is safe. Anything else waits for the end of the reply."""
+        self.open = self.open and is_concurrency_safe(block.name, block.input)
+        if self.open:
+            self.submit(len(self.futures), block)
+
+    def interrupt(self) -> None:
+        """Ctrl-C: stop what runs. Workers see the event; processes are killed."""
+        self.cancel.set()
+        for proc in list(RUNNING):
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+# --8<-- [end:runner]
+
+
+# --8<-- [start:run_all]
+    def run_all(self, blocks: list) -> tuple[list, bool]:
+        """Every call's tool_result, in call order, and whether Ctrl-C cut in."""
+        outcomes = [None] * len(blocks)  # (output, is_error) per call
+        index, inline = 0, None          # inline: the unsafe call run in this thread
+        try:
+            for batch in partition_tool_calls(blocks):
+                span = range(index, index + len(batch))
+                index += len(batch)
+                if not is_concurrency_safe(batch[0].name, batch[0].input):
+                    inline = span[0]
+                    outcomes[inline] = run_call(batch[0])  # alone, in this thread
+                    continue
+                for i in span:  # some may have started while the reply streamed
+                    if i not in self.futures:
+                        self.submit(i, blocks[i])
+                for i in span:  # wait for the whole batch before the next one
+                    outcomes[i] = result_of(self.futures[i])
+            interrupted = False
+        except KeyboardInterrupt:
+            for i, future in self.futures.items():  # what finished before Ctrl-C counts
+                if outcomes[i] is None and future.done():
+                    outcomes[i] = future.result()
+            self.interrupt()
+            interrupted = True
+        results = []
+        for i, block in enumerate(blocks):
+            began = i in self.futures or i == inline
+            output, is_error = outcomes[i] or ((INTERRUPTED if began else NOT_RUN), True)
+            results.append({"type": "tool_result", "tool_use_id": block.id,
+                            "content": output, "is_error": is_error})
+        return results, interrupted
+# --8<-- [end:run_all]
+
+
+# --8<-- [start:stream]
+def stream_reply(client, model: str, system: str, messages: list, tools: list,
+                 runner: ToolRunner):
+    """Call the model, streaming: print its text as it arrives and offer each tool_use
+    block to the runner the moment it is complete. Returns the whole message."""
+    with client.messages.stream(model=model, system=system, messages=messages,
+                                tools=tools, max_tokens=MAX_TOKENS) as stream:
+        for event in stream:
+            if runner.cancel.is_set():  # a subagent whose parent was interrupted
+                raise Interrupted("the user pressed Ctrl-C")
+            if event.type == "text" and not PREFIX.get():
+                write(event.text)  # the main agent's words, as they come
+            elif event.type == "content_block_stop":
+                block = event.content_block
+                if block.type == "tool_use":
+                    runner.offer(block)
+                elif block.type == "text" and block.text.strip():
+                    if PREFIX.get():  # a subagent's text: whole and labelled
+                        say(block.text)
+                    else:
+                        write("\n")  # end the line the main agent's text was on
+        if runner.futures and not PREFIX.get():  # show the main agent's head start
+            say(f"  [reply complete; {len(runner.futures)} safe call(s) started while it streamed]")
+        return stream.get_final_message()
+# --8<-- [end:stream]
+
+
+# --8<-- [start:loop]
+def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
+               max_turns: int = MAX_TURNS, *, tools: list | None = None) -> str:
+    """Run the model and its tools until it answers without a tool_use.
+
+    `messages` is extended in place; the final text is returned. `tools`: the
+    schemas offered (default: tools_for_request(); a subagent may get fewer).
+    """
+    system = system_prompt()
+    for _ in range(max_turns):
+        offered = tools_for_request() if tools is None else tools  # loaded tools join
+        with ToolRunner((client, model, offered)) as runner:  # may start calls mid-stream
+            response = stream_reply(client, model, system, messages, offered, runner)
+            messages.append({"role": "assistant", "content": response.content})
+            tool_uses = [b for b in response.content if b.type == "tool_use"]
+            # subtle: we stop on "no tool_use", not on stop_reason. A reply cut off by
+            # max_tokens can still hold complete tool_use blocks that need results.
+            if not tool_uses:
+                return "".join(b.text for b in response.content if b.type == "text")
+            # one tool_result per tool_use, same id, same order, even after Ctrl-C
+            results, interrupted = runner.run_all(tool_uses)
+        messages.append({"role": "user", "content": results})
+        if HOOK_STATE["stop"]:  # a hook said {"continue": false}
+            return stopped_by_hook()
+        if interrupted:
+            return "[interrupted: the unfinished tool calls were stopped; say how to go on]"
+    return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
+# --8<-- [end:loop]
+
+# --8<-- [start:subagents]
+MAX_AGENT_DEPTH = 2       # the main agent's subagents may start subagents; theirs may not
+SUBAGENT_MAX_TURNS = 25   # model calls a subagent gets before it is stopped
+AGENT_DEPTH = contextvars.ContextVar("AGENT_DEPTH", default=0)  # 0: the main agent
+
+AGENT_TOOL = {
+    "name": "agent",
+    "description": "Hand a self-contained sub-task to a subagent. It starts fresh with "
+                   "only `prompt` (it cannot see this conversation), uses your tools "
+                   "(or only those named in `tools`), and returns its final answer. "
+                   "Several agent calls in one reply run in parallel. `description`: "
+                   "3-5 words, shown to the user.",
+    "input_schema": schema({"description": STRING, "prompt": STRING,
+                            "tools": {"type": "array", "items": STRING}},
+                           ["description", "prompt"]),
+}
+
+
+def agent(description: str, prompt: str, tools: list | None = None) -> str:
+    """Run a fresh agent loop on `prompt`; its final answer is this call's result."""
+    if LOOP.get() is None:
+        raise ToolError("agent runs only inside an agent loop.")
+    client, model, parent_tools = LOOP.get()
+    depth = AGENT_DEPTH.get() + 1
+    if depth > MAX_AGENT_DEPTH:
+        raise ToolError(f"subagents nest at most {MAX_AGENT_DEPTH} deep and this one "
+                        f"would be level {depth}: do this sub-task yourself.")
+    own = subagent_tools(parent_tools, tools)
+    messages = [{"role": "user", "content": prompt}]  # its only message
+
+    def run() -> str:  # in a copy of our context: what it sets stays its own
+        AGENT_DEPTH.set(depth)
+        PREFIX.set(f"{PREFIX.get()}[{description}] ")
+        if tools is not None:  # else it keeps what its parent may call
+            ALLOWED.set([t["name"] for t in own])
+        return agent_loop(messages, client, model=model,
+                          max_turns=SUBAGENT_MAX_TURNS, tools=own)
+
+    answer = contextvars.copy_context().run(run)
+    if messages[-1]["role"] != "assistant":  # the turn limit, or Ctrl-C
+        raise ToolError(f"subagent '{description}' ended without a final answer: {answer}")
+    return answer.strip() or "(the subagent finished without a final text)"
+
+
+def subagent_tools(parent_tools: list, names: list | None) -> list:
+    """The schemas a subagent gets: the parent's, or the named subset of them."""
+    if names is None:
+        return parent_tools
+    if not all(isinstance(n, str) for n in names):
+        raise ToolError("`tools` must be a list of tool names.")
+    available = {t["name"]: t for t in parent_tools}
+    unknown = [n for n in names if n not in available]
+    if unknown:
+        raise ToolError(f"a subagent cannot have {', '.join(map(str, unknown))}; "
+                        f"choose from: {', '.join(available)}.")
+    return [available[n] for n in dict.fromkeys(names)]
+
+
+TOOLS.append(AGENT_TOOL)
+TOOL_HANDLERS["agent"] = agent
+TOOL_META["agent"] = {  # it only delegates: each call it makes passes the gate itself
+    "names": ("Agent", "Task"), "is_read_only": lambda i: True,
+    "is_destructive": lambda i: None, "is_concurrency_safe": lambda i: True}
+SCHEMAS["agent"] = AGENT_TOOL["input_schema"]
+# --8<-- [end:subagents]
+
+
+
+# --8<-- [start:main]
+def run_task(prompt: str, messages: list, client, args) -> None:
+    """Add the user's prompt, run the loop, print the answer."""
+    messages.append({"role": "user", "content": prompt})
+    answer = agent_loop(messages, client, model=args.model, max_turns=args.max_turns)
+    if messages[-1]["role"] != "assistant":  # an answer was already streamed; a stop notice was not
+        print(answer)
+
+
+def repl(client, args) -> int:
+    messages: list = []  # the conversation, kept across prompts
+    while True:
+        try:
+            prompt = input(f"{CHAPTER} >> ")
+        except EOFError:
+            print()
+            return 0
+        if prompt.strip() in ("exit", "q", "quit"):
+            return 0
+        if not prompt.strip():
+            continue
+        mark = len(messages)
+        try:
+            run_task(prompt, messages, client, args)
+        except KeyboardInterrupt:
+            # subtle: a cut-off turn may hold a tool_use with no tool_result; drop
+            # the whole exchange so the transcript stays valid for the next prompt.
+            del messages[mark:]
+            print("\n(interrupted; that task was dropped)")
+
+
+def run_offline_demo(args) -> int:
+    """No API key: play this chapter's scripted demo through the real SDK."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from offline.demo import scripted_demo  # support code, not part of the lesson
+
+    with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
+        client = make_client()
+        print(permission_summary())
+        print(hooks_summary())
+        messages: list = []
+        for prompt in prompts:
+            print(f"{CHAPTER} >> {prompt}")
+            run_task(prompt, messages, client, args)
+    return 0
+
+
+def permission_summary() -> str:
+    """One line: the mode in force, where it came from, and the rules loaded."""
+    settings = load_settings()
+    mode = current_mode(settings)
+    source = ("--permission-mode" if SESSION["mode"] else
+              ".claude/settings" if settings["defaultMode"] == mode else "the default")
+    rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
+    problems = "".join(f"\n  ignored a broken settings file: {p}" for p in settings["problems"])
+    return f"permission mode: {mode} (from {source}); rules: {rules}{problems}"
+
+
+def make_client():
+    from anthropic import Anthropic
+    # Reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN and ANTHROPIC_BASE_URL.
+    return Anthropic()
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description="s06: parallel tools, streaming, subagents.")
+    p.add_argument("prompt", nargs="*", help="a task to run once (omit for the REPL)")
+    p.add_argument("--offline", action="store_true", help="play the scripted demo")
+    p.add_argument("--max-turns", type=int, default=MAX_TURNS)
+    p.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
+                   help="default: settings' permissions.defaultMode, else 'default'")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    from dotenv import load_dotenv
+    load_dotenv(Path(__file__).resolve().parent.parent / ".env")  # the environment wins
+    args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
+    SESSION["mode"] = args.permission_mode
+    has_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    try:
+        if args.offline or not has_key:
+            return run_offline_demo(args)
+        client = make_client()
+        print(permission_summary())
+        print(hooks_summary())
+        if args.prompt:
+            run_task(" ".join(args.prompt), [], client, args)
+            return 0
+        return repl(client, args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except Exception as e:
+        print(f"error: {explain(e)}", file=sys.stderr)
+        return 1
+
+
+def explain(e: Exception) -> str:
+    """One clear line for the errors a user can fix."""
+    import anthropic
+    if isinstance(e, anthropic.AuthenticationError):
+        return "the API key was rejected (401). Check ANTHROPIC_API_KEY in your environment or .env."
+    if isinstance(e, anthropic.NotFoundError):
+        return f"not found (404): is MODEL_ID right? ({e.message})"
+    if isinstance(e, anthropic.APIConnectionError):
+        where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
+        return f"cannot reach {where}: {e.__cause__ or e}. Check your network or ANTHROPIC_BASE_URL."
+    if isinstance(e, anthropic.APIStatusError):
+        return f"the API answered {e.status_code}: {e.message}"
+    return f"{type(e).__name__}: {e}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+# --8<-- [end:main]
