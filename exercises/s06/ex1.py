@@ -2572,6 +2572,7 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
                                     stderr=err, env=env, start_new_session=True)
         except OSError as e:
             return {"exit": None, "stdout": "", "stderr": f"could not start: {e}"}
+        RUNNING.add(proc)  # hooks of parallel calls run in worker threads: Ctrl-C kills them too
         try:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -2581,6 +2582,8 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
         except BaseException:  # Ctrl-C: never leave a hook running behind us
             kill_group(proc)
             raise
+        finally:
+            RUNNING.discard(proc)
         kill_group(proc)  # anything it left running in the background goes too
         out.seek(0)
         err.seek(0)
@@ -2719,7 +2722,7 @@ def show_hook_line(text: str, error: bool = False) -> None:
     """One line for the user about a hook; the model never sees these."""
     row = f"  {'!' if error else '~'} {text}"
     row = row if len(row) <= 200 else row[:197] + "..."
-    print(f"\033[35m{row}\033[0m" if COLOR else row)
+    say(f"\033[35m{row}\033[0m" if COLOR else row)
 # --8<-- [end:run_hooks]
 
 
