@@ -28,7 +28,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from exercises.make import make  # noqa: E402
 from offline.server import ScriptedServer  # noqa: E402
+
+# The starters and solutions are made from code.py and their patches: make the
+# missing starters (an existing one is your work and stays) and every solution.
+make(quiet=True)
 
 _loaded = itertools.count(1)
 START_DIR = Path.cwd()  # where pytest was started; checks later run in a scratch workspace

@@ -4,21 +4,22 @@ For each exercise `exercises/sNN/exK.py` (the starter a learner edits):
 - its checker `exercises/sNN/test_exK.py` passes on the reference solution
   `exercises/solutions/sNN/exK.py`, and fails on the untouched starter with a
   "Not done yet" message, so no checker is vacuous;
-- the starter and the solution differ from the chapter's current code.py only inside
-  their `# >>> EXERCISE` regions, and mark the same places (else: run
-  `python exercises/refresh.py`); a standalone file (a hook script, marked
+- the starter and the solution are made from the chapter's current code.py and a
+  patch (`exercises/make.py`); every patch still fits its chapter, and starter and
+  solution mark the same places; a standalone file (a hook script, marked
   `# standalone:` in its first lines) copies no chapter, but marks the same places;
 - the exercise is posed in exercises/sNN/README.md with the command that checks it.
 
 The checkers run as a learner runs them, `pytest exercises/sNN/test_exK.py` from the
-repository root, in two subprocesses side by side: every checker on the solutions
-(EXERCISE_DIR=exercises/solutions), and every checker on the starters.
+repository root, in two subprocesses side by side: every checker on the solutions,
+and every checker on the untouched starters, both freshly made into a scratch folder.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -30,9 +31,13 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from exercises.refresh import chapter_of, digest, drift, is_copy, parse, rebuild  # noqa: E402
+from exercises.make import (  # noqa: E402
+    PatchError, apply_patch, build, make, make_patch, patches, regions)
 
-STARTERS = sorted(ROOT.glob("exercises/s[0-9][0-9]/ex[0-9]*.py"))
+# The starters, named after their checkers: most are made from a patch (exK.patch),
+# a standalone one is kept as a file.
+STARTERS = [c.with_name(c.name.removeprefix("test_"))
+            for c in sorted(ROOT.glob("exercises/s[0-9][0-9]/test_ex[0-9]*.py"))]
 IDS = [f"{p.parent.name}-{p.stem}" for p in STARTERS]
 
 
@@ -76,10 +81,27 @@ def outcomes(report: Path) -> dict[str, list[tuple[str, str, str]]]:
 
 
 @pytest.fixture(scope="module")
-def checker_runs(tmp_path_factory):
+def made(tmp_path_factory) -> Path:
+    """Every starter and solution, freshly made from code.py and the patches, in a
+    folder laid out like exercises/ (the standalone files copied as they are)."""
+    folder = tmp_path_factory.mktemp("made") / "exercises"
+    assert make(into=folder, quiet=True) == 0, "a patch does not fit: python exercises/make.py --check"
+    for path in STARTERS + [solution_of(s) for s in STARTERS]:
+        target = folder / path.relative_to(ROOT / "exercises")
+        if not target.exists() and path.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, target)
+    for stand_in in (folder / "offline", folder / "solutions" / "offline"):
+        stand_in.mkdir(parents=True, exist_ok=True)  # `offline` beside the copies' folders
+        (stand_in / "__init__.py").write_text(f"__path__ = [{str(ROOT / 'offline')!r}]\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def checker_runs(made, tmp_path_factory):
     """"solution" | "starter" -> (CompletedProcess, outcomes); the two runs in parallel."""
     out = tmp_path_factory.mktemp("checkers")
-    folders = {"solution": ROOT / "exercises" / "solutions", "starter": ROOT / "exercises"}
+    folders = {"solution": made / "solutions", "starter": made}
     with ThreadPoolExecutor(max_workers=2) as pool:
         runs = {kind: pool.submit(run_checkers, folder, out / f"{kind}.xml")
                 for kind, folder in folders.items()}
@@ -106,10 +128,10 @@ def test_there_are_exercises():
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
 def test_each_exercise_has_its_files(starter):
-    """A starter comes with its checker and its solution."""
-    checker, solution = checker_of(starter), solution_of(starter)
-    assert checker.is_file(), f"{rel(starter)} has no checker {rel(checker)}"
-    assert solution.is_file(), f"{rel(starter)} has no solution {rel(solution)}"
+    """A checker comes with its starter and its solution: a patch each, or a file."""
+    for path in (starter, solution_of(starter)):
+        assert path.with_suffix(".patch").is_file() or path.is_file(), (
+            f"{rel(checker_of(starter))} has no {rel(path.with_suffix('.patch'))}")
 
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
@@ -141,34 +163,29 @@ def test_checker_fails_on_the_untouched_starter(starter, checker_runs):
 
 # --- the copies stay in step with their chapter ----------------------------------------
 
-# Standalone exercise files (a hook script, marked `# standalone:`) copy no chapter.
-COPIES = [p for s in STARTERS for p in (s, solution_of(s)) if p.is_file() and is_copy(p)]
 
-
-@pytest.mark.parametrize("copy", COPIES, ids=[rel(p) for p in COPIES])
-def test_copy_matches_its_chapter_outside_the_regions(copy):
-    """Outside its marked regions, an exercise file is its chapter's current code.py."""
-    chapter = chapter_of(copy)
-    problem = drift(copy.read_text(encoding="utf-8"), chapter.read_text(encoding="utf-8"))
-    assert problem is None, (
-        f"{rel(copy)} is out of step with {rel(chapter)}: {problem}\n"
-        f"Fix: python exercises/refresh.py   (then run this test file again)")
+@pytest.mark.parametrize("patch", patches(), ids=[rel(p) for p in patches()])
+def test_patch_fits_its_chapter(patch):
+    """Every patch still finds its place in its chapter's current code.py."""
+    try:
+        build(patch)
+    except PatchError as e:
+        pytest.fail(f"{e}\nFix: make the file, correct it, then "
+                    f"python exercises/make.py --save <file>", pytrace=False)
 
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
-def test_starter_and_solution_mark_the_same_places(starter):
-    """The starter and its solution have the same regions, standing in for the same lines."""
-    def shape(path):
-        return [(r.name, r.replaces, r.digest) for r in parse(path.read_text(encoding="utf-8"))[1]]
-    assert shape(starter) == shape(solution_of(starter)), (
-        f"{rel(starter)} and {rel(solution_of(starter))} mark different regions")
-    assert is_copy(starter) == is_copy(solution_of(starter)), (
-        f"one of {rel(starter)} and {rel(solution_of(starter))} is marked `# standalone:` "
-        "and the other is not")
-    names = [name for name, _, _ in shape(starter)]
-    assert all(n == starter.stem or n.startswith(f"{starter.stem}-") for n in names), (
-        f"region names in {rel(starter)} should be {starter.stem} or "
-        f"{starter.stem}-<part>: {names}")
+def test_starter_and_solution_mark_the_same_places(starter, made):
+    """The starter and its solution have the same regions, named after the exercise."""
+    def names(path):
+        return [name for name, _ in regions(path.read_text(encoding="utf-8"))]
+    mine = made / starter.relative_to(ROOT / "exercises")
+    theirs = made / solution_of(starter).relative_to(ROOT / "exercises")
+    assert names(mine) == names(theirs), f"{rel(starter)} and its solution mark different regions"
+    assert names(mine) and all(n == starter.stem or n.startswith(f"{starter.stem}-")
+                               for n in names(mine)), (
+        f"region names in {rel(starter)} should be {starter.stem} or {starter.stem}-<part>: "
+        f"{names(mine)}")
 
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
@@ -180,52 +197,53 @@ def test_exercise_is_posed_in_its_readme(starter):
     assert command in readme.read_text(encoding="utf-8"), f"{rel(readme)} should name `{command}`"
 
 
-def test_readme_snippets_exist():
+def test_readme_snippets_exist(made):
     """Every `--8<-- "file:section"` in exercises/sNN/README.md (the text the chapter
     pages include) names a real file and section, so the strict docs build finds them."""
     for readme in sorted(ROOT.glob("exercises/s[0-9][0-9]/README.md")):
         for target in re.findall(r'--8<-- "([^"]+)"', readme.read_text(encoding="utf-8")):
             path, _, section = target.partition(":")
-            assert (ROOT / path).is_file(), f"{rel(readme)} includes a missing file {path}"
+            file = made / Path(path).relative_to("exercises")
+            assert file.is_file(), f"{rel(readme)} includes a missing file {path}"
             if section:
-                text = (ROOT / path).read_text(encoding="utf-8")
+                text = file.read_text(encoding="utf-8")
                 assert f"--8<-- [start:{section}]" in text and f"--8<-- [end:{section}]" in text, (
                     f"{rel(readme)} includes section {section!r}, which {path} does not mark")
 
 
-# --- refresh.py does what it says --------------------------------------------------------
+# --- make.py does what it says -------------------------------------------------------------
 
-def test_refresh_follows_a_changed_chapter():
-    """code.py gains lines above and below the regions and changes a line: the rebuilt
-    copy matches the new code.py, keeps every region, and needs no human."""
-    starter = ROOT / "exercises/s01/ex2.py"
-    copy = starter.read_text(encoding="utf-8")
-    code = chapter_of(starter).read_text(encoding="utf-8")
-    lines = code.split("\n")
-    lines.insert(lines.index("import argparse"), "import json")
-    lines[lines.index("MAX_TOKENS = 8000")] = "MAX_TOKENS = 16000"
-    changed = "\n".join(lines) + "\n# a new line at the end\n"
-    assert drift(copy, changed) is not None, "the drift check should notice the change"
-    new, warnings = rebuild(copy, changed)
-    assert warnings == []
-    assert drift(new, changed) is None
-    assert [r.lines[1:] for r in parse(new)[1]] == [r.lines[1:] for r in parse(copy)[1]]
+CODE = "\n".join(f"line {i}" for i in range(1, 41))
+COPY = CODE.replace("line 20", "line 20\n# >>> EXERCISE ex1\nnew work\n# <<< EXERCISE ex1")
 
 
-def test_refresh_flags_a_change_inside_a_replaced_span():
-    """code.py changes a line that a region stands in for: refresh warns a human."""
-    solution = ROOT / "exercises/solutions/s01/ex2.py"
-    copy = solution.read_text(encoding="utf-8")
-    code = chapter_of(solution).read_text(encoding="utf-8")
-    changed = code.replace("max_turns: int = MAX_TURNS) -> str:",
-                           "max_turns: int = MAX_TURNS, verbose: bool = False) -> str:")
-    assert changed != code
-    assert "changed the 2 line(s) that region ex2-signature stands in for" in drift(copy, changed)
-    new, warnings = rebuild(copy, changed)
-    assert any("ex2-signature" in w for w in warnings), warnings
-    assert drift(new, changed) is None  # updated, but a human was told to look
+def test_patch_round_trip():
+    """A patch made from a copy turns code.py back into exactly that copy."""
+    assert apply_patch(CODE, make_patch(CODE, COPY, "ex1.py")) == COPY
 
 
-def test_digest_is_what_the_markers_say():
-    """A region's `(replaces N lines: hash)` describes code.py's lines (sanity of the format)."""
-    assert digest(["a", "b"]) == digest(["a", "b"]) != digest(["a", "c"])
+def test_patch_follows_a_chapter_that_changed_elsewhere():
+    """code.py gains lines above and below the region: the patch still fits."""
+    changed = "header\n" + CODE.replace("line 5", "line 5\nmore") + "\nfooter"
+    made = apply_patch(changed, make_patch(CODE, COPY, "ex1.py"))
+    assert "line 20\n# >>> EXERCISE ex1\nnew work" in made and made.startswith("header")
+    assert made.endswith("footer") and "line 5\nmore" in made
+
+
+def test_patch_refuses_a_chapter_that_changed_beside_the_region():
+    """code.py changes a line the patch stands on: it says so rather than guess."""
+    changed = CODE.replace("line 19", "line nineteen")
+    with pytest.raises(PatchError, match="no longer fits"):
+        apply_patch(changed, make_patch(CODE, COPY, "ex1.py"))
+
+
+def test_make_keeps_a_learners_starter(tmp_path):
+    """make.py makes a missing starter but never overwrites one that exists."""
+    folder = tmp_path / "exercises"
+    make(into=folder, quiet=True)
+    starter = folder / "s01" / "ex1.py"
+    starter.write_text("my work\n")
+    make(into=folder, quiet=True)
+    assert starter.read_text() == "my work\n"
+    assert (folder / "solutions" / "s01" / "ex1.py").read_text() == build(
+        ROOT / "exercises" / "solutions" / "s01" / "ex1.patch")

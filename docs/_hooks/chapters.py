@@ -290,7 +290,17 @@ def replace_region(markdown: str, name: str, content: str) -> tuple[str, bool]:
 
 # --- mkdocs events --------------------------------------------------------------------
 
+def make_exercise_files() -> None:
+    """The solutions the Exercises sections include are made from code.py + patches."""
+    sys.path.insert(0, str(ROOT))
+    from exercises.make import make
+    if make(quiet=True):
+        log.warning("chapters hook: an exercise patch no longer fits its chapter; "
+                    "see `python exercises/make.py --check`")
+
+
 def on_config(config, **kwargs):
+    make_exercise_files()
     snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
     snippets["base_path"] = [str(ROOT)]
     config.nav = [{"Home": "index.md"}] + [
