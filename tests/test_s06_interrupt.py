@@ -5,6 +5,7 @@ gets a real SIGINT while two slow commands run side by side. Their processes mus
 gone, every call must still get a tool_result, and the REPL must go on.
 """
 
+import os
 import signal
 import subprocess
 import sys
@@ -14,6 +15,11 @@ import pytest
 
 from conftest import ROOT, chapter_params, clean_env, result_text, sent_tool_results
 from offline.server import reply, tool_use
+
+
+# subtle: the processes are found with `ps`, which sees the whole machine; a tag of
+# this test run's own makes sure another run's sleeps are never mistaken for ours.
+TAG = f"{os.getpid() % 100_000:05d}"
 
 
 @pytest.fixture(params=chapter_params("s06"))
@@ -36,8 +42,8 @@ def wait_for(condition, timeout=20.0):
 
 def test_ctrl_c_kills_running_calls_and_every_call_gets_a_result(chapter, server, workspace):
     server.add(
-        reply(tool_use("run_shell", {"command": "sleep 37.25"}, id="toolu_1"),
-              tool_use("run_shell", {"command": "sleep 37.5"}, id="toolu_2"),
+        reply(tool_use("run_shell", {"command": f"sleep 37.25{TAG}"}, id="toolu_1"),
+              tool_use("run_shell", {"command": f"sleep 37.5{TAG}"}, id="toolu_2"),
               tool_use("write_file", {"file_path": "late.txt", "content": "x"}, id="toolu_3")),
         reply("Understood, stopping there."),
     )
@@ -48,10 +54,10 @@ def test_ctrl_c_kills_running_calls_and_every_call_gets_a_result(chapter, server
     try:
         proc.stdin.write("wait for me\n")
         proc.stdin.flush()
-        both = wait_for(lambda: running("sleep 37.25") and running("sleep 37.5"))
+        both = wait_for(lambda: running(f"sleep 37.25{TAG}") and running(f"sleep 37.5{TAG}"))
         assert both, "the two read-only sleeps should run at the same time"
         proc.send_signal(signal.SIGINT)
-        gone = wait_for(lambda: not running("sleep 37.25") and not running("sleep 37.5"), 10)
+        gone = wait_for(lambda: not running(f"sleep 37.25{TAG}") and not running(f"sleep 37.5{TAG}"), 10)
         assert wait_for(lambda: len(server.requests) >= 1)
         # the REPL goes on: the next prompt is answered with the whole history
         out, err = proc.communicate("what happened?\nexit\n", timeout=30)
@@ -85,15 +91,15 @@ def start_repl(chapter, server, workspace):
 def test_ctrl_c_while_streaming_stops_the_early_call_and_drops_the_turn(chapter, server, workspace):
     """A safe call started mid-stream is killed with the stream; the cut-off turn is
     dropped, so the next prompt starts from a valid transcript."""
-    server.add(reply(tool_use("run_shell", {"command": "sleep 37.75"}),
+    server.add(reply(tool_use("run_shell", {"command": f"sleep 37.75{TAG}"}),
                      tool_use("write_file", {"file_path": "x.txt", "content": "y" * 3000}),
                      event_delay=0.2),  # the second block takes half a minute to stream
                reply("fresh start"))
     proc = start_repl(chapter, server, workspace)
     try:
-        assert wait_for(lambda: running("sleep 37.75")), "the safe call should start mid-stream"
+        assert wait_for(lambda: running(f"sleep 37.75{TAG}")), "the safe call should start mid-stream"
         proc.send_signal(signal.SIGINT)
-        gone = wait_for(lambda: not running("sleep 37.75"), 10)
+        gone = wait_for(lambda: not running(f"sleep 37.75{TAG}"), 10)
         out, err = proc.communicate("again\nexit\n", timeout=30)
     finally:
         if proc.poll() is None:
@@ -109,14 +115,14 @@ def test_ctrl_c_during_an_unsafe_call_kills_it_and_skips_the_rest(chapter, serve
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text(
         '{"permissions": {"allow": ["Bash(touch:*)", "Bash(sleep:*)"]}}')
-    server.add(reply(tool_use("run_shell", {"command": "touch started && sleep 38.25"}, id="toolu_1"),
+    server.add(reply(tool_use("run_shell", {"command": f"touch started && sleep 38.25{TAG}"}, id="toolu_1"),
                      tool_use("run_shell", {"command": "ls"}, id="toolu_2")),
                reply("ok"))
     proc = start_repl(chapter, server, workspace)
     try:
-        assert wait_for(lambda: running("sleep 38.25"))
+        assert wait_for(lambda: running(f"sleep 38.25{TAG}"))
         proc.send_signal(signal.SIGINT)
-        gone = wait_for(lambda: not running("sleep 38.25"), 10)
+        gone = wait_for(lambda: not running(f"sleep 38.25{TAG}"), 10)
         out, err = proc.communicate("and now?\nexit\n", timeout=30)
     finally:
         if proc.poll() is None:
