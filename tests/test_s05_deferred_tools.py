@@ -18,17 +18,9 @@ DEFERRED = {"web_fetch", "enter_plan_mode", "exit_plan_mode"}
 
 @pytest.fixture(params=chapter_params("s05"))
 def mod(request):
-    """The chapter, with a fresh session: nothing loaded, no plan mode."""
-    m = load_chapter(request.param)
-
-    def fresh():
-        m.LOADED_TOOLS.clear()
-        m.SESSION["mode"] = None
-        m.SESSION.pop("before_plan", None)
-
-    fresh()
-    yield m
-    fresh()  # subtle: the module outlives the test; later tests must not inherit state
+    """The chapter, with a fresh session: nothing loaded, no plan mode (conftest puts
+    the session state back after every test)."""
+    return load_chapter(request.param)
 
 
 def names(request: dict) -> list[str]:

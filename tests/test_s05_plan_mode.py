@@ -20,18 +20,11 @@ PLAN = "## Plan\n\n1. Change `a.txt` to say b.\n2. Check it."
 
 @pytest.fixture(params=chapter_params("s05"))
 def mod(request):
-    """The chapter, with a fresh session and the plan-mode tools loaded."""
+    """The chapter, with a fresh session (conftest puts the session state back after
+    every test) and the plan-mode tools loaded."""
     m = load_chapter(request.param)
-
-    def fresh():
-        m.LOADED_TOOLS.clear()
-        m.SESSION["mode"] = None
-        m.SESSION.pop("before_plan", None)
-
-    fresh()
     call_tool(m, "tool_search", query="select:enter_plan_mode,exit_plan_mode")
-    yield m
-    fresh()
+    return m
 
 
 class Terminal(io.StringIO):
