@@ -533,7 +533,7 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     for line in search:  # subtle: count every match, but keep only the first few
         total += 1
         if total <= GREP_LIMIT:
-            shown.append(line)
+            shown.append(line.replace("\0", ":", 1))
     if not total:
         return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
     if total > GREP_LIMIT:
@@ -542,9 +542,11 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
 
 
 def rg_search(pattern: str, rel: str, include: str | None):
-    """Yield ripgrep's output lines as they come: a million matches cost no memory."""
+    """Yield ripgrep's lines (file NUL line:text) as they come: a million matches
+    cost no memory."""
     # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
-    cmd = [RG, "--line-number", "--with-filename", "--no-heading", "--color=never",
+    # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
+    cmd = [RG, "--line-number", "--with-filename", "--null", "--no-heading", "--color=never",
            "--sort=path", "--max-columns=300", "--max-columns-preview",
            "--no-require-git",  # honour .gitignore even outside a git repository
            "-e", pattern]
@@ -592,7 +594,7 @@ def python_search(pattern: str, base: Path, include: str | None):
         with file.open(encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(text_lines(f, 300), start=1):
                 if regex.search(line):
-                    yield f"{rel}:{number}:{line}"
+                    yield f"{rel}\0{number}:{line}"
 
 
 def expand_braces(pattern: str) -> list[str]:
