@@ -31,6 +31,7 @@ Run:  python s04_hooks/code.py            (REPL; offline demo if no API key)
 import argparse
 import difflib
 import fnmatch
+import functools
 import glob
 import hashlib
 import json
@@ -48,6 +49,10 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlparse
+
+import pathspec
+import tree_sitter_bash
+from tree_sitter import Language, Parser
 
 # --8<-- [start:config]
 CHAPTER = "s04"
@@ -496,13 +501,14 @@ def list_files(pattern: str, path: str = ".") -> str:
         raise ToolError(f"{path} is not a directory.")
     workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
     root = workspace if is_inside(base) else base  # an outside folder the user approved
-    found = []
+    found, denied = [], read_deny_patterns()
     for name in glob.glob(pattern, root_dir=base, recursive=True):
         full = Path(os.path.normpath(base / name))  # "../x" in a pattern climbs out
         if not inside(full, root) or not inside(full.resolve(), root):
             continue  # outside, or reached through a link that leads out
         rel = display(full)  # absolute if outside the workspace: the user approved that
-        if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules):
+        if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules) \
+                and not (denied and read_denied(denied, rel)):
             found.append((full.stat().st_mtime, rel))
     if not found:
         return f"No files match '{pattern}' in {'the workspace' if base == workspace else display(base)}."
@@ -564,11 +570,13 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
         raise ToolError(f"path not found: {path}")
     rel = display(base)
     search = rg_search(pattern, rel, include) if RG else python_search(pattern, base, include)
-    shown, total = [], 0
+    shown, total, denied = [], 0, read_deny_patterns()
     for line in search:  # subtle: count every match, but keep only the first few
+        if denied and read_denied(denied, line.split("\0")[0]):
+            continue  # a Read deny rule covers that file: its lines are not shown
         total += 1
         if total <= GREP_LIMIT:
-            shown.append(line)
+            shown.append(line.replace("\0", ":", 1))
     if not total:
         return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
     if total > GREP_LIMIT:
@@ -577,9 +585,11 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
 
 
 def rg_search(pattern: str, rel: str, include: str | None):
-    """Yield ripgrep's output lines as they come: a million matches cost no memory."""
+    """Yield ripgrep's lines (file NUL line:text) as they come: a million matches
+    cost no memory."""
     # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
-    cmd = [RG, "--line-number", "--with-filename", "--no-heading", "--color=never",
+    # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
+    cmd = [RG, "--line-number", "--with-filename", "--null", "--no-heading", "--color=never",
            "--sort=path", "--max-columns=300", "--max-columns-preview",
            "--no-require-git",  # honour .gitignore even outside a git repository
            "-e", pattern]
@@ -628,7 +638,7 @@ def python_search(pattern: str, base: Path, include: str | None):
         with file.open(encoding="utf-8", errors="replace") as f:
             for number, line in enumerate(text_lines(f, 300), start=1):
                 if regex.search(line):
-                    yield f"{rel}:{number}:{line}"
+                    yield f"{rel}\0{number}:{line}"
 
 
 def expand_braces(pattern: str) -> list[str]:
@@ -735,953 +745,896 @@ def validate_input(schema: dict, args) -> str | None:
 # --8<-- [end:dispatch]
 
 
-# --8<-- [start:bash_parser]
-# A careful parser for the part of bash that agents write. It does not run or
-# expand anything: it finds every command a string would run (in lists, pipelines
-# and substitutions), with quotes removed and `$'\x72\x6d'` decoded, so the checks
-# below see `rm` however it is spelled. Whatever it does not understand raises
-# BashSyntaxError, and the checks treat that as "cannot prove it safe".
+# --8<-- [start:bash_parse]
+# Before a program sees its words, bash joins continued lines, removes quotes and
+# expands braces, `~`, variables and substitutions. To judge a command we must see
+# what bash will run, so tree-sitter-bash (the grammar behind Claude Code's own
+# checks) parses it and we walk the tree with an allow-list of node types. What
+# the walker does not know it does not guess: an unknown node type, an ERROR or
+# MISSING node, or a place where bash and tree-sitter read the text differently,
+# makes the whole command unanalysable.
+BASH = Parser(Language(tree_sitter_bash.language()))
 MAX_COMMAND_CHARS = 10_000   # longer commands are not analysed: they ask
-MAX_NESTING = 8              # $( $( $( ... ) ) ) deeper than this: not analysed
+MAX_DEPTH = 4                # sh -c "sh -c '...'" nested deeper: not analysed
+MAX_WORDS = 256              # braces that expand into more words: not analysed
+# The read-only subset: lists, pipelines, commands with plain or quoted words,
+# redirections, if, ( ) and { } groups, [ ] and [[ ]] tests, comments.
+READ_ONLY_NODES = set(
+    "program list pipeline command command_name word number string string_content "
+    "raw_string concatenation redirected_statement file_redirect file_descriptor "
+    "heredoc_redirect heredoc_start heredoc_body heredoc_content heredoc_end "
+    "herestring_redirect subshell compound_statement if_statement elif_clause "
+    "else_clause negated_command test_command test_operator unary_expression "
+    "binary_expression parenthesized_expression extglob_pattern regex comment".split())
+# Understood too, but never read-only: the walker looks inside them for commands.
+KNOWN_NODES = READ_ONLY_NODES | set(
+    "simple_expansion expansion command_substitution process_substitution "
+    "arithmetic_expansion ansi_c_string translated_string brace_expression "
+    "variable_assignment variable_assignments declaration_command unset_command "
+    "variable_name special_variable_name subscript array for_statement do_group "
+    "c_style_for_statement while_statement case_statement case_item "
+    "function_definition ternary_expression postfix_expression".split())
+COMMAND_NODES = {"command", "declaration_command", "unset_command", "test_command"}
+EVALUATES = {"let", "declare", "typeset", "local", "export", "readonly", "read",
+             "mapfile", "readarray", "printf", "unset", "-v", "-R", "-eq", "-ne", "-lt",
+             "-le", "-gt", "-ge"}  # bash evaluates their words' array subscripts
 
 
-class BashSyntaxError(Exception):
-    pass
+class Unanalysable(Exception):
+    """The command cannot be read with certainty: nothing about it is proven."""
 
 
 @dataclass
 class Word:
-    text: str                 # the value after quote removal; expansions kept as written
-    empty: str                # the value if every expansion were empty ("$X/*" -> "/*")
-    expanded: bool = False    # has a $-expansion or substitution: value unknown until run
-    raw: str = ""             # the word as written in the command
-    subs: list = field(default_factory=list)  # scripts inside $(...), `...`, <(...)
+    text: str      # what the program gets: quotes removed; expansions as written
+    empty: str     # the same if every expansion were empty: "$X/*" -> "/*"
+    static: bool   # no expansion: `text` is exactly what the program gets
+    glob: bool     # has an unquoted * ? or [: bash replaces it by file names
 
 
 @dataclass
 class Command:
-    words: list               # [Word]: assignments, then the program and its arguments
-    redirects: list           # [(operator, Word)]: ">" "2>" ">>" "<" "<<" "2>&" ...
-    functions: tuple = ()     # names of the functions whose body this command is in
+    words: list          # [Word]: the program, then its arguments
+    redirects: list      # [(operator, Word | None)]: ">", "2>&", "<", "<<<" ...
+    assigns: list = field(default_factory=list)  # [Word]: NAME=value before it
+    function: str = ""   # the function whose body holds it (a fork bomb calls it)
+    opaque: str = ""     # why bash may run something here that we cannot see
 
 
-Script = list  # [[Command]]: a list of pipelines, each a list of commands
-
-OPERATORS = ("&&", "||", ";;", "|&", "|", ";", "&", "\n", "(", ")")
-REDIRECT = re.compile(r"(\d*)(>>|>&|>\||<<<|<<-|<<|<&|<>|>|<)|(&>>|&>)")
-ANSI_C = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "e": "\x1b",
-          "E": "\x1b", "f": "\f", "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}
-
-
-def parse_bash(command: str) -> Script:
-    """Parse `command` into pipelines of commands; raise BashSyntaxError if unsure."""
-    if len(command) > MAX_COMMAND_CHARS:
-        raise BashSyntaxError(f"longer than {MAX_COMMAND_CHARS:,} characters")
-    return BashParser(command).parse_list(closer=None)
+@dataclass
+class Script:
+    commands: list   # [Command]: every command of the line, nested ones included
+    pipelines: list  # [[Command]]: the commands joined by each |
+    exotic: str      # a construct outside the read-only subset ("" if none)
 
 
-class BashParser:
-    def __init__(self, src: str, pos: int = 0, depth: int = 0):
-        if depth > MAX_NESTING:
-            raise BashSyntaxError("substitutions nested too deeply")
-        self.src, self.i, self.depth = src, pos, depth
-        self.heredocs = []     # [(delimiter Word, strip_tabs, redirect index, Command)]
-        self.functions = []    # the function bodies we are inside: [name]
-        self.defining = None   # name of a function whose `{` body comes next
+def parse_command(command: str, depth: int = 0) -> Script:
+    """Every command `command` runs, in order; raises Unanalysable when unsure."""
+    if len(command) > MAX_COMMAND_CHARS or depth > MAX_DEPTH:
+        raise Unanalysable("it is too long or too deeply nested to analyse")
+    tree = BASH.parse(join_lines(command.encode()))
+    script, by_id, groups, hidden, arithmetic = Script([], [], ""), {}, [], False, False
+    for node in walk(tree.root_node):
+        if node.is_error or node.is_missing:
+            raise Unanalysable("it does not parse as bash")
+        if node.is_named and node.type not in KNOWN_NODES:
+            raise Unanalysable(f"the walker does not know {node.type}")
+        if node.is_named and node.type not in READ_ONLY_NODES or node.type == "((":
+            script.exotic = script.exotic or node.type.strip("(") or "arithmetic"
+        if node.type in COMMAND_NODES:
+            by_id[node.id] = build_command(node)
+            script.commands.append(by_id[node.id])
+        elif node.type == "redirected_statement" and tail(node).type not in COMMAND_NODES:
+            groups.append(Command([], [r[:2] for c in node.children if (r := redirect(c))]))
+        elif node.type == "heredoc_redirect":
+            check_heredoc(node, tree.root_node.text)
+        elif node.type == "pipeline":
+            script.pipelines.append([c.children[0] if c.type == "redirected_statement"
+                                     else c for c in node.named_children])
+        if node.type in ("raw_string", "ansi_c_string") and re.search(rb"\$\(|`", node.text) \
+                or node.type == "string_content" and re.search(rb"\\(\$\(|`)", node.text):
+            hidden = True  # '$(x)' is text, until bash evaluates it as code
+        arithmetic |= node.type in ("arithmetic_expansion", "c_style_for_statement", "((")
+    script.commands += groups  # `{ ...; } > file`: the group's redirections
+    script.pipelines = [[by_id[n.id] for n in p if n.id in by_id] for p in script.pipelines]
+    if hidden and (arithmetic or any(({program(c)} | {w.text for w in c.words}) & EVALUATES
+                                     for c in script.commands)):
+        raise Unanalysable("bash may evaluate a $( ) that is quoted here as text")
+    return script
 
-    def peek(self, n: int = 1) -> str:
-        return self.src[self.i:self.i + n]
 
-    # --- lists, pipelines, commands ---
-    def parse_list(self, closer: str | None) -> Script:
-        script, pipeline = [], []
-        cmd = Command([], [], tuple(self.functions))
-        parens = 0  # ( subshells ) we are inside
+def walk(root):
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
 
-        def end_command():
-            nonlocal cmd
-            if cmd.words or cmd.redirects:
-                self.track_braces(cmd)
-                pipeline.append(cmd)
-            cmd = Command([], [], tuple(self.functions))
 
-        def end_pipeline():
-            nonlocal pipeline
-            end_command()
-            if pipeline:
-                script.append(pipeline)
-            pipeline = []
+def join_lines(src: bytes) -> bytes:
+    """Bash joins a line ending in an unquoted backslash to the next before it parses,
+    inside double quotes too (`"$\\⏎(touch x)"` is `"$(touch x)"`); tree-sitter-bash
+    does not. Single quotes, $'...', comments and quoted here-documents keep theirs."""
+    for _ in range(3):
+        tree, cut = BASH.parse(src), []
+        for m in re.finditer(rb"(?<!\\)(?:\\\\)*\\\n", src):
+            node = tree.root_node.descendant_for_byte_range(m.end() - 2, m.end())
+            while node and node.type not in ("raw_string", "ansi_c_string", "comment",
+                                              "heredoc_body"):
+                node = node.parent
+            if node is None or node.type == "heredoc_body" and not re.search(
+                    rb"['\"\\]", node.prev_sibling.text):  # <<'EOF' keeps its text
+                cut.append(m.end() - 2)
+        if not cut:
+            return src
+        for at in reversed(cut):
+            src = src[:at] + src[at + 2:]
+    raise Unanalysable("its continued lines could not be joined")
 
-        while True:
-            self.skip_blanks()
-            c = self.peek()
-            if not c:
-                if closer or parens:
-                    raise BashSyntaxError("unclosed ( or $(")
-                end_pipeline()
-                return script
-            if c == "#" and (self.i == 0 or self.src[self.i - 1] in " \t\n;&|()"):
-                while self.peek() and self.peek() != "\n":
-                    self.i += 1
-                continue
-            if c == ")" and closer == ")" and parens == 0:
-                self.i += 1
-                end_pipeline()
-                return script
-            redirect = REDIRECT.match(self.src, self.i)
-            if redirect and not self.src.startswith(("<(", ">("), self.i):
-                self.i = redirect.end()
-                op = redirect.group(0)
-                self.skip_blanks()
-                if not self.peek() or self.peek() in "\n;&|()":
-                    raise BashSyntaxError(f"{op} without a target")
-                target = self.parse_word()
-                cmd.redirects.append((op, target))
-                if op.lstrip("0123456789") in ("<<", "<<-"):
-                    self.heredocs.append((target, op.endswith("-"), len(cmd.redirects) - 1, cmd))
-                continue
-            op = next((o for o in OPERATORS if self.src.startswith(o, self.i)), None)
-            if op:
-                self.i += len(op)
-                if op == "(":
-                    if len(cmd.words) == 1 and self.src[self.i:].lstrip(" \t").startswith(")"):
-                        self.i = self.src.index(")", self.i) + 1   # name() { ...: a function
-                        self.defining = cmd.words[0].text
-                        cmd = Command([], [], tuple(self.functions))
-                        continue
-                    parens += 1
-                elif op == ")":
-                    if parens == 0:
-                        raise BashSyntaxError("unexpected )")
-                    parens -= 1
-                if op in ("|", "|&"):
-                    end_command()
-                else:
-                    end_pipeline()
-                if op == "\n":
-                    self.read_heredocs()
-                continue
-            cmd.words.append(self.parse_word())
 
-    def track_braces(self, cmd: Command) -> None:
-        """Remember which function body each command is in (to spot a fork bomb)."""
-        first = cmd.words[0].text if cmd.words else ""
-        if first == "function" and len(cmd.words) > 1:   # function name { ... }
-            self.defining = cmd.words[1].text
-            first = "{" if any(w.text == "{" for w in cmd.words) else ""
-        if first == "{" and self.defining:
-            self.functions.append(self.defining)
-            self.defining = None
-            cmd.functions = tuple(self.functions)
-        elif first == "}" and self.functions:
-            self.functions.pop()
+def check_heredoc(node, src: bytes) -> None:
+    """Bash ends a here-document at the first line that is exactly its delimiter.
+    If tree-sitter ended it anywhere else, the two disagree on what runs next."""
+    kids = {c.type: c for c in node.children}
+    start, end = kids.get("heredoc_start"), kids.get("heredoc_end")
+    if start is None or end is None:
+        raise Unanalysable("its here-document has no end")
+    delimiter, tabs = re.sub(rb"['\"\\]", b"", start.text), b"\t" if "<<-" in kids else b""
+    first = kids.get("heredoc_body", end).start_byte
+    lines = src[src.rfind(b"\n", 0, first) + 1:end.start_byte].split(b"\n")
+    if (end.text != delimiter or lines[-1].strip(tabs) or src[end.end_byte:][:1] not in
+            (b"", b"\n") or any(line.lstrip(tabs) == delimiter for line in lines[:-1])):
+        raise Unanalysable("bash would end its here-document elsewhere")
 
-    def skip_blanks(self) -> None:
-        while True:
-            if self.peek() in (" ", "\t"):
-                self.i += 1
-            elif self.peek(2) == "\\\n":
-                self.i += 2
-            else:
-                return
 
-    def read_heredocs(self) -> None:
-        """After a newline: the bodies of pending `<<EOF` redirections."""
-        for target, strip_tabs, index, cmd in self.heredocs:
-            lines = []
-            while self.i < len(self.src):
-                end = self.src.find("\n", self.i)
-                end = len(self.src) if end == -1 else end
-                line, self.i = self.src[self.i:end], min(end + 1, len(self.src))
-                if (line.lstrip("\t") if strip_tabs else line) == target.text:
-                    break
-                lines.append(line)
-            body = "\n".join(lines)
-            quoted = target.raw != target.text  # <<'EOF', <<"EOF" or <<\EOF
-            # An unquoted delimiter means the body is expanded: $(...) in it runs.
-            word = Word(body, body) if quoted else BashParser(body, 0, self.depth + 1).body_word()
-            cmd.redirects[index] = (cmd.redirects[index][0], word)
-        self.heredocs = []
-
-    # --- words ---
-    def parse_word(self) -> Word:
-        start, text, empty, word = self.i, [], [], Word("", "")
-        if self.src.startswith(("<(", ">("), self.i):          # process substitution
-            self.i += 2
-            word.subs.append(BashParser(self.src, self.i, self.depth + 1).parse_sub(self))
-            word.expanded = True
-            text.append(self.src[start:self.i])
-        while (c := self.peek()) and c not in " \t\n;&|<>()":
-            if c == "\\":
-                if self.peek(2) == "\\\n":
-                    self.i += 2
-                    continue
-                if self.i + 1 >= len(self.src):
-                    raise BashSyntaxError("trailing backslash")
-                text.append(self.src[self.i + 1])
-                empty.append(self.src[self.i + 1])
-                self.i += 2
-            elif c == "'":
-                end = self.src.find("'", self.i + 1)
-                if end == -1:
-                    raise BashSyntaxError("unclosed '")
-                text.append(self.src[self.i + 1:end])
-                empty.append(self.src[self.i + 1:end])
-                self.i = end + 1
-            elif c == '"':
-                self.i += 1
-                self.parse_quoted(word, text, empty, closer='"')
-            elif c == "$" and self.peek(2) == "$'":
-                decoded = self.ansi_c()
-                text.append(decoded)
-                empty.append(decoded)
-            elif c == "$" and self.peek(2) == '$"':
-                self.i += 2
-                self.parse_quoted(word, text, empty, closer='"')
-            elif c in "$`":
-                self.parse_expansion(word, text)
-            else:
-                text.append(c)
-                empty.append(c)
-                self.i += 1
-        word.text, word.empty, word.raw = "".join(text), "".join(empty), self.src[start:self.i]
-        return word
-
-    def parse_quoted(self, word: Word, text: list, empty: list, closer: str | None) -> None:
-        """The inside of "...", or a here-document body (closer None)."""
-        while True:
-            c = self.peek()
-            if not c:
-                if closer:
-                    raise BashSyntaxError('unclosed "')
-                return
-            if c == closer:
-                self.i += 1
-                return
-            if c == "\\" and self.peek(2)[1:] in ("$", "`", '"', "\\", "\n"):
-                if self.peek(2)[1:] != "\n":
-                    text.append(self.peek(2)[1])
-                    empty.append(self.peek(2)[1])
-                self.i += 2
-            elif c == "`" or re.match(r"\$[({\w@*#?$!-]", self.peek(2)):
-                self.parse_expansion(word, text)
-            else:
-                text.append(c)
-                empty.append(c)
-                self.i += 1
-
-    def parse_expansion(self, word: Word, text: list) -> None:
-        """$name, ${...}, $(...), $((...)), `...`: the value is unknown until run time."""
-        start = self.i
-        if self.peek(3) == "$((":
-            end = self.src.find("))", self.i)
-            if end == -1 or "$(" in self.src[self.i + 3:end] or "`" in self.src[self.i + 3:end]:
-                raise BashSyntaxError("arithmetic expansion too complex to check")
-            self.i = end + 2
-        elif self.peek(2) == "$(":
-            self.i += 2
-            word.subs.append(BashParser(self.src, self.i, self.depth + 1).parse_sub(self))
-        elif self.peek() == "`":
-            end = self.i + 1
-            while end < len(self.src) and self.src[end] != "`":
-                end += 2 if self.src[end] == "\\" else 1
-            if end >= len(self.src):
-                raise BashSyntaxError("unclosed `")
-            inner = re.sub(r"\\([$`\\])", r"\1", self.src[self.i + 1:end])
-            word.subs.append(BashParser(inner, 0, self.depth + 1).parse_list(closer=None))
-            self.i = end + 1
-        elif self.peek(2) == "${":
-            end = self.src.find("}", self.i)
-            inner = self.src[self.i + 2:end]
-            if end == -1 or any(s in inner for s in ("$(", "`", "<(", "${")):
-                raise BashSyntaxError("parameter expansion too complex to check")
-            self.i = end + 1
+def build_command(node) -> Command:
+    """A simple command, a declaration (export, local ...) or a [ ] / [[ ]] test."""
+    cmd, parent = Command([], []), node
+    if node.type == "test_command" and not re.fullmatch(rb"\[\[?\s.*\s\]\]?", node.text,
+                                                         re.S):
+        raise Unanalysable("bash reads [x] without spaces as a program name")
+    for child in leaves(node) if node.type == "test_command" else node.children:
+        if child.type == "variable_assignment" and node.type == "command":
+            cmd.assigns += words_of(child)
+        elif r := redirect(child):
+            cmd.redirects.append(r[:2])
+            cmd.words += r[2]  # `echo > f hi` runs `echo hi`
         else:
-            m = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])").match(self.src, self.i)
-            if not m:  # a lone $ is just a dollar sign
-                text.append("$")
-                self.i += 1
-                return
-            self.i = m.end()
-        word.expanded = True
-        text.append(self.src[start:self.i])
-
-    def parse_sub(self, outer: "BashParser") -> Script:
-        """The script inside $( ... ) or <( ... ); moves `outer` past the `)`."""
-        script = self.parse_list(closer=")")
-        outer.i = self.i
-        return script
-
-    def body_word(self) -> Word:
-        word, text, empty = Word("", ""), [], []
-        self.parse_quoted(word, text, empty, closer=None)
-        word.text, word.empty = "".join(text), "".join(empty)
-        return word
-
-    def ansi_c(self) -> str:
-        """Decode $'...' (ANSI-C quoting): \\x72 is r, \\155 is m, \\u2019 is ’."""
-        self.i += 2
-        out = []
-        while True:
-            c = self.peek()
-            if not c:
-                raise BashSyntaxError("unclosed $'")
-            self.i += 1
-            if c == "'":
-                return "".join(out)
-            if c != "\\":
-                out.append(c)
-                continue
-            m = re.compile(r"x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.",
-                           re.S).match(self.src, self.i)
-            if not m:
-                raise BashSyntaxError("unclosed $'")
-            esc, self.i = m.group(0), m.end()
-            if esc[0] in "xuU":
-                out.append(chr(int(esc[1:], 16)))
-            elif esc[0].isdigit():
-                out.append(chr(int(esc, 8) & 0xFF))
-            elif esc[0] == "c":
-                out.append(chr(ord(esc[1]) & 0x1F))
-            else:
-                out.append(ANSI_C.get(esc, "\\" + esc))
+            cmd.words += words_of(child)
+    # A redirection after `a && b` or `a | b` is b's, though tree-sitter hangs it on
+    # the whole list: climb while this command ends the list, and collect them.
+    while parent.parent.type in ("list", "pipeline", "redirected_statement") and (
+            parent.parent.named_children[0 if parent.parent.type == "redirected_statement"
+                                         else -1].id == parent.id):
+        parent = parent.parent
+        for r in map(redirect, parent.children if parent.type == "redirected_statement"
+                     else ()):
+            cmd.redirects += [r[:2]] if r else []
+            cmd.words += r[2] if r else []
+    while parent is not None and parent.type != "function_definition":
+        parent = parent.parent
+    cmd.function = parent.child_by_field_name("name").text.decode() if parent else ""
+    cmd.opaque = "" if not cmd.words or cmd.words[0].static else (
+        "the program to run is only known at run time")
+    return cmd
 
 
-def all_commands(script: Script):
-    """Every command the script would run, those inside substitutions too."""
-    for pipeline in script:
-        for cmd in pipeline:
-            yield cmd
-            for word in cmd.words + [w for _, w in cmd.redirects]:
-                for sub in word.subs:
-                    yield from all_commands(sub)
+def redirect(node) -> tuple | None:
+    """`2> err` -> ("2>", err, []); `<<EOF` -> ("<<", EOF, []); else None. (tree-sitter
+    puts the words after a target in the redirection: `echo > f hi` is `echo hi`.)"""
+    if not node.type.endswith("redirect"):
+        return None
+    op = "".join(c.text.decode() for c in node.children
+                 if c.type == "file_descriptor" or not c.is_named)
+    words = [w for c in node.named_children if c.type in WORDISH for w in words_of(c)]
+    return op, words[0] if words else None, words[1:]
 
 
-def all_pipelines(script: Script):
-    for pipeline in script:
-        yield pipeline
-        for cmd in pipeline:
-            for word in cmd.words + [w for _, w in cmd.redirects]:
-                for sub in word.subs:
-                    yield from all_pipelines(sub)
+def tail(node):
+    """The node a redirected statement's redirections belong to (see build_command)."""
+    while node.type in ("list", "pipeline", "redirected_statement"):
+        node = node.named_children[0 if node.type == "redirected_statement" else -1]
+    return node
 
 
-ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
-KEYWORDS = {"!", "{", "}", "if", "then", "elif", "else", "fi", "while", "until", "do",
-            "done", "time"}          # words that only shape the command that follows
+def leaves(node):
+    """The words of [[ -f a && $x == y* ]], in order: operators and operands."""
+    for child in node.children:
+        if child.child_count == 0 or child.type in WORDISH:
+            yield child
+        else:
+            yield from leaves(child)
 
 
-def argv(cmd: Command) -> list:
-    """The program and its arguments as Words: keywords and assignments dropped."""
-    words = list(cmd.words)
-    while words and (words[0].raw in KEYWORDS or ASSIGNMENT.match(words[0].raw)):
-        words.pop(0)
+WORDISH = {"word", "string", "raw_string", "concatenation", "number", "ansi_c_string",
+           "simple_expansion", "expansion", "command_substitution", "extglob_pattern",
+           "regex", "translated_string", "arithmetic_expansion", "process_substitution",
+           "heredoc_start", "brace_expression", "test_operator"}
+
+
+def words_of(node) -> list:
+    """The words a node becomes once bash has removed quotes and expanded braces and
+    a leading ~. `{rm,-rf,~}` is three words: rm -rf /home/you."""
+    marks, flat = {}, ""
+    for text, kind in pieces(node):  # braces expand on unquoted characters only: a
+        if kind == "plain":           # quoted or expanded piece stands in as one
+            if re.search("[\U000F0000-\U0010FFFF]", text):  # private character
+                raise Unanalysable("it uses characters the analysis reserves")
+            flat += text              # while they expand
+        else:
+            marks[chr(0xF0000 + len(marks))] = (text, kind)
+            flat += chr(0xF0000 + len(marks) - 1)
+    words = []
+    for variant in expand_braces(flat):
+        if tilde := re.match(r"~([\w.-]*|[+-])(?=/|$)", variant):  # ~+ $PWD, ~- $OLDPWD
+            home = os.path.expanduser(tilde[0]) if tilde[1] not in ("+", "-") else None
+            marks[chr(0xFFFFD)] = (home, "quoted") if home else (tilde[0], "expansion")
+            variant = chr(0xFFFFD) + variant[tilde.end():]
+        got = [marks.get(c, (c, "plain")) for c in variant]
+        words.append(Word("".join(t for t, _ in got),
+                          "".join(t for t, k in got if k != "expansion"),
+                          all(k != "expansion" for _, k in got),
+                          bool(re.search(r"[*?]|\[.*\]", "".join(
+                              t if k == "plain" else "_" for t, k in got)))))
     return words
 
 
-def part_text(cmd: Command) -> str:
-    """A command as a permission rule sees it: its words, then its redirections."""
-    return " ".join([w.text for w in argv(cmd)] +
-                    [f"{op} {w.text}" for op, w in cmd.redirects
-                     if op.lstrip("0123456789") not in ("<<", "<<-")])  # not a body
-# --8<-- [end:bash_parser]
+def pieces(node) -> list:
+    """[(text, "plain" | "quoted" | "expansion")]: a word as bash reads it."""
+    text = node.text.decode(errors="replace")
+    if node.type == "raw_string":
+        return [(text[1:-1], "quoted")]
+    if node.type == "ansi_c_string":
+        return [(ansi_c(text[2:-1]), "quoted")]
+    if node.type in ("string", "translated_string"):
+        return [(re.sub(r'\\([$`"\\])', r"\1", c.text.decode(errors="replace")), "quoted")
+                if c.type == "string_content" else (c.text.decode(), "expansion")
+                for c in node.named_children] or [("", "quoted")]
+    if node.type in ("concatenation", "variable_assignment", "command_name"):
+        return [p for c in node.children for p in pieces(c)]
+    if node.type in WORDISH - {"simple_expansion", "expansion", "command_substitution",
+                               "process_substitution", "arithmetic_expansion"} or (
+            not node.is_named or node.type == "variable_name"):
+        return [(m[1], "quoted") if m[1] else (m[2], "plain")  # \x is a quoted x
+                for m in re.finditer(r"\\(.)|([^\\]+|\\$)", text, re.S)]
+    return [(text, "expansion")]  # $x ${x} $(...) `...` <(...) $((...))
+
+
+def expand_braces(word: str) -> list:
+    """`a{b,c}d` -> [abd, acd]; `{1..3}` -> [1, 2, 3]; `{x}` and `{}` stay as written."""
+    m = re.search(r"\{([^{}]*)\}", word)
+    if m is None:
+        return [word]
+    seq = re.fullmatch(r"(-?\d+|[a-zA-Z])\.\.(-?\d+|[a-zA-Z])", m[1])
+    if "," in m[1]:
+        items = m[1].split(",")
+    elif seq and seq[1].isalpha() == seq[2].isalpha():
+        a, b = (ord(seq[1]), ord(seq[2])) if seq[1].isalpha() else (int(seq[1]), int(seq[2]))
+        if abs(b - a) > MAX_WORDS:
+            raise Unanalysable("its braces expand into too many words")
+        items = [chr(v) if seq[1].isalpha() else str(v)
+                 for v in range(a, b + (1 if b >= a else -1), 1 if b >= a else -1)]
+    else:  # not an expansion: hide these braces and look further on
+        return [w.replace("\U000FFFFE", "{").replace("\U000FFFFF", "}") for w in expand_braces(
+            word[:m.start()] + "\U000FFFFE" + m[1] + "\U000FFFFF" + word[m.end():])]
+    words = [w for item in items for w in expand_braces(word[:m.start()] + item + word[m.end():])]
+    if len(words) > MAX_WORDS:
+        raise Unanalysable("its braces expand into too many words")
+    return words
+
+
+def ansi_c(body: str) -> str:
+    """Decode $'...': \\x72 is r, \\155 is m, \\u2019 is ’, \\cA is Ctrl-A."""
+    simple = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n",
+              "r": "\r", "t": "\t", "v": "\v"}
+    def one(m):
+        esc = m[1]
+        if esc[0] in "xuU":
+            return chr(min(int(esc[1:], 16), 0x10FFFF))
+        if esc[0].isdigit():
+            return chr(int(esc, 8) & 0xFF)
+        if esc[0] == "c":
+            return chr(ord(esc[1:] or "@") & 0x1F)
+        return simple.get(esc, esc if esc in "\\'\"?" else "\\" + esc)
+    return re.sub(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
+                  r"|c.?|.)", one, body, flags=re.S)
+# --8<-- [end:bash_parse]
+
+
+# --8<-- [start:runs]
+# A command may run others: `sudo rm x` runs rm, `find . -exec rm {} +` runs rm,
+# `sh -c 'rm x'`, `eval 'rm x'` and `watch rm x` run text as code, and
+# `echo 'rm x' | sh` pipes it in. Deny rules and the dangerous check look at all of
+# them. Code only known at run time (`sh -c "$X"`) cannot be looked at: it is opaque.
+WRAPPERS = {  # program -> its options that take a value; then the command it runs
+    "sudo": "-u -g -C -D -h -p -r -t -U", "doas": "-u -C", "env": "-u -C -S",
+    "nice": "-n", "timeout": "-s -k --signal --kill-after", "ionice": "-c -n -p",
+    "xargs": "-I -n -P -d -L -s -E -a", "stdbuf": "-i -o -e", "exec": "-a",
+    "strace": "-o -e -p", "flock": "-w -E", "nohup": "", "time": "", "command": "",
+    "builtin": "", "setsid": "", "busybox": "", "unbuffer": "", "chroot": "",
+    "nsenter": "-t", "fakeroot": "", "torsocks": "", "caffeinate": "-t -w"}
+SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox"}
+
+
+def all_runs(script: Script, depth: int = 0) -> list:
+    """The script's commands and every command they run, wrappers opened."""
+    runs = [r for cmd in script.commands for r in [cmd] + inner_runs(cmd, depth)]
+    for pipeline in script.pipelines:  # `echo 'rm x' | sh`: sh runs the text
+        for before, after in zip(pipeline, pipeline[1:]):
+            if program(before) in ("echo", "printf") and program(after) in SHELLS:
+                runs += code_runs(before.words[1:], before, depth)
+    return runs
+
+
+def inner_runs(cmd: Command, depth: int) -> list:
+    """The commands one command runs: a wrapper's, find -exec's, sh -c's, eval's."""
+    prog, words, texts = program(cmd), cmd.words, [w.text for w in cmd.words]
+    if prog in WRAPPERS and len(words) > 1:
+        takes_value, rest = WRAPPERS[prog].split(), words[1:]
+        while rest and (re.match(r"-|\w+=|\d", rest[0].text) or prog == "chroot"):
+            rest, prog = rest[2 if rest[0].text in takes_value else 1:], ""
+        inner = Command(rest, [], function=cmd.function, opaque=cmd.opaque)
+        return [inner] + inner_runs(inner, depth) if rest else []
+    for i, text in enumerate(texts if prog == "find" else ()):
+        if text in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = next((j for j in range(i, len(texts)) if texts[j] in (";", "+")), None)
+            inner = Command(words[i + 1:end], [], function=cmd.function)
+            return [inner] + inner_runs(inner, depth)
+    if prog in SHELLS and "-c" in texts[1:-1]:
+        return code_runs(words[texts.index("-c") + 1:][:1], cmd, depth)
+    if prog in ("eval", "watch", "parallel"):  # they join their words into code
+        return code_runs([w for w in words[1:] if w.text[:1] != "-" and w.text != ":::"],
+                         cmd, depth)
+    return []
+
+
+def code_runs(words: list, cmd: Command, depth: int) -> list:
+    """The commands that text run as code holds; opaque if the text is unknown."""
+    if not all(w.static for w in words):
+        return [Command([], [], function=cmd.function,
+                        opaque="it runs code that is only known at run time")]
+    try:
+        return all_runs(parse_command(" ".join(w.text for w in words), depth + 1), depth + 1)
+    except Unanalysable as e:
+        return [Command([], [], opaque=f"it runs code that cannot be analysed ({e})")]
+
+
+def program(cmd: Command) -> str:
+    """The program a command runs: `/bin/rm`, `\\rm` and `'rm'` are all rm."""
+    return os.path.basename(cmd.words[0].text) if cmd.words else ""
+# --8<-- [end:runs]
 
 
 # --8<-- [start:read_only]
-# Programs that only read, each with a check of its arguments (None: any argument
-# is fine, as long as the paths stay inside the workspace). Anything not listed
-# is not read-only: interpreters, `xargs`, `tee`, `awk`, `env cmd`, editors ...
-def no_option(*bad: str, short: str = ""):
-    """A check that refuses options starting with `bad`, or short-option clusters
-    (`-nro`) that contain a letter of `short`."""
-    def check(args: list[str]) -> bool:
-        for a in args:
-            if a.startswith(bad) or (short and re.fullmatch(rf"-[A-Za-z]*[{short}][A-Za-z]*\S*", a)):
-                return False
-        return True
-    return check
-
-
-SED_ADDRESS = r"(?:\d+(?:~\d+)?|\$|/(?:[^/\\\n]|\\.)*/I?)"
-SED_COMMAND = (r"(?:[pdqQ=lnNPDgGhHxz]|s/(?:[^/\\\n]|\\.)*/(?:[^/\\\n]|\\.)*/[gpiIm0-9]*"
-               r"|y/(?:[^/\\\n]|\\.)*/(?:[^/\\\n]|\\.)*/)")
-SED_STEP = rf"\s*(?:{SED_ADDRESS}(?:\s*,\s*(?:{SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*{SED_COMMAND}\s*"
-SED_SAFE_SCRIPT = re.compile(rf"{SED_STEP}(?:[;\n]{SED_STEP})*;?\s*")  # no w, W, e, r, {}
-
-
-def sed_read_only(args: list[str]) -> bool:
-    """`sed -n 5,10p f` reads; `sed -i`, `-f script`, and `w`/`e` commands write or run."""
-    scripts, rest = [], []
-    it = iter(args)
-    for a in it:
-        if a in ("-e", "--expression"):
-            scripts.append(next(it, ""))
-        elif a.startswith("--expression="):
-            scripts.append(a.split("=", 1)[1])
-        elif a in ("--quiet", "--silent", "--posix", "--regexp-extended", "--debug",
-                   "--null-data", "--separate", "--unbuffered", "--sandbox"):
-            continue
-        elif re.fullmatch(r"-[nErsuz]+", a):
-            continue
-        elif a.startswith("-") and a != "-":
-            return False  # -i, --in-place, -f, anything we do not know
-        else:
-            rest.append(a)
-    if not scripts:
-        if not rest:
-            return False
-        scripts.append(rest.pop(0))
-    return all(SED_SAFE_SCRIPT.fullmatch(s) for s in scripts)
-
-
-GIT_READ_ONLY = {"status", "log", "diff", "show", "blame", "rev-parse", "ls-files",
-                 "describe", "shortlog", "grep", "cat-file", "branch", "tag", "remote",
-                 "ls-tree", "rev-list", "merge-base", "reflog"}
-GIT_LISTING_FLAGS = {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "-l",
-                     "--list", "--show-current", "--no-color", "--merged", "--no-merged",
-                     "--contains", "--sort", "--points-at"}
-
-
-def git_read_only(args: list[str]) -> bool:
-    """`git status/log/diff/show...`, with no option that writes or runs a program."""
-    while args and args[0] == "--no-pager":
-        args = args[1:]
-    if not args or args[0] not in GIT_READ_ONLY:
-        return False  # -c, -C, --exec-path, --git-dir ... before the subcommand: no
-    sub, rest = args[0], args[1:]
-    if any(a.startswith(("--output", "--ext-diff", "--textconv", "-O", "--open-files-in-pager",
-                         "--exec")) for a in rest):
-        return False
-    if sub in ("branch", "tag"):  # listing only: `git branch new` creates one
-        return all(a in GIT_LISTING_FLAGS or a.startswith(("--sort=", "--format="))
-                   or ("-l" in rest or "--list" in rest) and not a.startswith("-")
-                   for a in rest)
-    if sub == "remote":
-        return rest in ([], ["-v"], ["--verbose"]) or rest[:1] == ["get-url"]
-    if sub == "reflog":
-        return rest[:1] in ([], ["show"]) or rest[0].startswith("-")
-    return True
-
-
-FIND_ACTIONS = ("-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0",
-                "-fprintf", "-fls")
-
-READ_ONLY_PROGRAMS = {  # program -> check of its arguments (None: any)
-    **dict.fromkeys(
-        ["cat", "head", "tail", "wc", "ls", "pwd", "echo", "printf", "true", "false",
-         "which", "stat", "du", "df", "cut", "tr", "nl", "basename", "dirname", "realpath",
-         "readlink", "uname", "whoami", "id", "printenv", "diff", "cmp", "comm", "grep",
-         "egrep", "fgrep", "md5sum", "sha1sum", "sha256sum", "sha512sum", "base64",
-         "column", "fold", "paste", "rev", "expand", "unexpand", "strings", "od",
-         "hexdump", "seq", "sleep", "test", "[", "jq", "uptime", "ps", "free", "tac",
-         "nproc", "arch", "groups", "type", "cal"], None),
-    "sed": sed_read_only,
-    "git": git_read_only,
-    "find": lambda args: not any(a in FIND_ACTIONS for a in args),
-    "rg": no_option("--pre"),                       # --pre runs a program on each file
-    "sort": no_option("-o", "--output", "--compress-program", short="o"),
-    "uniq": lambda args: len([a for a in args if not a.startswith("-")]) <= 1,  # uniq in out
-    "tree": no_option("-o", "--output"),
-    "file": no_option("-C", "--compile"),
-    "date": lambda args: no_option("-s", "--set", short="s")(args)
-            and all(a.startswith(("-", "+")) for a in args),  # `date MMDDhhmm` sets it
-    "hostname": lambda args: args in ([], ["-f"], ["-s"], ["-i"], ["-I"], ["-d"]),
-    "env": lambda args: not args,                   # `env rm x` runs rm
+# The programs that only read, each with the options that keep it so: an allow-list.
+# An option that is not listed, or is abbreviated, makes the command not read-only
+# (GNU takes any unique prefix, `--outp` for `--output`, but to know what a prefix
+# means we would need every option of the program, so we accept none). Options:
+# -x a flag (-abc: three flags), -x= takes a value, -x@ takes a path that is checked
+# like any path, -x? an optional value (--color=auto), the same for --long; -# allows
+# -NUM (head -5). Where GNU and BSD disagree, an entry takes the reading that checks
+# more (stat -f is a flag on GNU, a format on BSD: as a flag, the next word is
+# checked as a path). Operands are paths to read, unless the entry starts with
+#   text:    words, not files              none: no operands at all
+#   pattern: the first operand is a pattern, unless an option gave one (grep -e)
+#   one:     at most one path (`uniq IN OUT` writes OUT)
+#   date:    only +FORMAT (`date MMDDhhmm` sets the clock)
+READ_ONLY = {
+    "cat": "-AbeEnstTuv --number --show-all --show-ends --squeeze-blank",
+    "head": "-# -qvz -n= -c= --lines= --bytes= --quiet --verbose",
+    "tail": "-# -fFqrvz -n= -c= -s= --lines= --bytes= --follow? --retry --quiet",
+    "wc": "-clmwL --bytes --chars --lines --words --max-line-length",
+    "ls": "-1aAbBcCdfFgGhiklmnopqrRsStuUvxX --all --almost-all --color? --classify "
+          "--directory --human-readable --recursive --reverse --size --sort= "
+          "--group-directories-first --full-time --time-style=",  # no -L: links
+    "tree": "-adfFghiCnpqrsDtuvxJX -L= -P= -I= --noreport --dirsfirst --gitignore "
+            "--du --prune --charset= --sort=",       # no -o (writes), -l (links)
+    "du": "-abchksxm -d= --max-depth= --summarize --human-readable --apparent-size "
+          "--all --total --exclude= --time",        # no -L (links), --files0-from
+    "df": "-ahHiklPT -t= -x= --human-readable --inodes --local --print-type --total",
+    "stat": "-fLt -c= --format= --printf= --terse --file-system --dereference",
+    "file": "-bhiLNps -e= -F= -m@ --brief --mime --mime-type",  # no -z: decompressors
+    "grep": "pattern: -# -abcEFGhHiIlLnoqrsTUvwxz -e= -f@ -m= -A= -B= -C= -d= "
+            "--regexp= --file@ --count --color? --colour? --context= --max-count= "
+            "--after-context= --before-context= --include= --exclude= --exclude-dir= "
+            "--files-with-matches --files-without-match --ignore-case --invert-match "
+            "--line-number --no-filename --with-filename --only-matching --quiet "
+            "--recursive --word-regexp --line-regexp --extended-regexp --fixed-strings "
+            "--perl-regexp --null --no-messages --binary-files=",
+            # no -R, -S, -O: they follow links out of the workspace; no -Z (BSD zgrep)
+    "rg": "pattern: -# -0acFHiIlnNopqsSuUvVwx -e= -f@ -g= -t= -T= -A= -B= -C= -m= -j= "
+          "-M= -r= --files --hidden --no-ignore --no-heading --heading --json --color= "
+          "--column --count --files-with-matches --files-without-match --glob= "
+          "--iglob= --fixed-strings --ignore-case --smart-case --line-number "
+          "--max-count= --max-depth= --multiline --only-matching --sort= --type= "
+          "--type-not= --type-list --vimgrep --word-regexp --invert-match --context= "
+          "--after-context= --before-context= --trim --replace= --stats",
+          # no --pre, --hostname-bin, -z: they run programs; no -L/--follow: links
+    "sort": "-bcCdfghiMmnrRsuVz -k= -t= -S= --key= --field-separator= --reverse "
+            "--numeric-sort --human-numeric-sort --version-sort --unique --stable "
+            "--ignore-case --general-numeric-sort --buffer-size= --check? --debug",
+            # no -o/--output (writes), -T (temporary files), --compress-program (runs
+            # a program), --files0-from (reads names we cannot check)
+    "uniq": "one: -cdDiuz -f= -s= -w= --count --repeated --unique --ignore-case "
+            "--skip-fields= --skip-chars= --check-chars= --all-repeated? --group?",
+    "cut": "-nsz -b= -c= -d= -f= --bytes= --characters= --delimiter= --fields= "
+           "--complement --only-delimited --output-delimiter= --zero-terminated",
+    "diff": "-abBdEiNpqstTuwy -c -C= -U= -x= -X@ -I= -W= --brief --color? --unified? "
+            "--context? --new-file --ignore-case --ignore-all-space --side-by-side "
+            "--ignore-blank-lines --ignore-space-change --suppress-common-lines "
+            "--exclude= --label= --strip-trailing-cr --text",  # no -r: follows links
+    "tr": "text: -cCdst --complement --delete --squeeze-repeats",
+    "nl": "-p -b= -d= -f= -h= -i= -l= -n= -s= -v= -w=",
+    "paste": "-sz -d= --delimiters= --serial", "column": "-entx -c= -s= -o= -N= --table",
+    "fold": "-bs -w= --width= --bytes --spaces", "rev": "", "tac": "-br -s= --separator=",
+    "expand": "-ai -t= --tabs= --initial", "unexpand": "-ai -t= --tabs= --all",
+    "comm": "-123iz --check-order --nocheck-order --output-delimiter= --total",
+    "cmp": "-blsv -i= -n= --print-bytes --verbose --quiet --silent --bytes=",
+    "od": "-bcdfilosvx -A= -j= -N= -t= -w? --address-radix= --skip-bytes= "
+          "--read-bytes= --format= --width?",
+    "hexdump": "-bcCdovx -n= -s= -e=", "strings": "-afw -n= -t= --bytes= --radix=",
+    "xxd": "one: -abEipruU -c= -g= -l= -o= -s=",          # `xxd IN OUT` writes OUT
+    "base64": "-dDi -w= -b= --decode --ignore-garbage --wrap=",  # no -o (BSD: writes)
+    "md5sum": "-btz --binary --text --tag --zero",  # no -c: reads the files it names
+    "sha1sum": "-btz --tag", "sha256sum": "-btz --tag", "sha512sum": "-btz --tag",
+    "shasum": "-0bt -a= --algorithm=", "realpath": "-emqsLPz", "readlink": "-efmnqsvz",
+    "jq": "pattern: -acCejMnrRsS -L@ -f@ --arg== --argjson== --slurpfile=@ --rawfile=@ "
+          "--raw-output --compact-output --slurp --null-input --exit-status --tab "
+          "--sort-keys --indent= --join-output --raw-input --ascii-output",
+    "basename": "text: -az -s= --multiple --suffix= --zero", "dirname": "text: -z --zero",
+    "echo": "text: -neE", "printf": "text:",  # no printf -v: it sets a variable
+    "seq": "text: -w -s= -f= --separator= --format= --equal-width", "expr": "text:",
+    "sleep": "text:", "true": "text:", "false": "text:", ":": "text:",
+    "pwd": "none: -LP", "whoami": "none:", "nproc": "none: --all", "arch": "none:",
+    "uptime": "none: -ps --pretty --since", "free": "none: -bghkmtw --human --total",
+    "uname": "none: -amnoprsvi --all", "tty": "none: -s", "groups": "text:",
+    "hostname": "none: -AdfiIs --fqdn --short --domain",  # `hostname NAME` sets it
+    "id": "text: -gGnruz", "cal": "text: -3hjmy", "which": "text: -a",
+    "date": "date: -Ru -d= -r@ -f@ -I? --date= --utc --iso-8601? --rfc-3339= "
+            "--rfc-email --reference@",
+    "env": "none: -0 --null", "printenv": "text: -0 --null",  # `env CMD` runs CMD
+    "type": "text: -afptP", "pgrep": "text: -afilnovx -g= -G= -P= -s= -t= -u= -U=",
+    "ps": "text: -AaefFHjlLmTwx -C= -G= -g= -o= -O= -p= -u= -U= --forest --sort= "
+          "--pid= --ppid= --user= --no-headers --format=",
+    # Special, with their own checks below: git (subcommands), find (predicates),
+    # sed (scripts), test [ [[ (operators), cd (moves where later paths point).
+    "find": "", "sed": "", "git": "", "test": "", "[": "", "[[": "", "cd": "",
 }
+READ_ONLY["egrep"] = READ_ONLY["fgrep"] = READ_ONLY["grep"]
+RECURSIVE = {  # programs that read whole directory trees: always (""), or with these
+    "grep": {"-r", "-d", "--recursive"}, "egrep": {"-r", "--recursive"}, "fgrep": {"-r"},
+    "ls": {"-R", "--recursive"}, "rg": "", "find": "", "tree": "", "du": "", "git": ""}
+GIVES_PATTERN = {"-e", "-f", "--regexp", "--file", "--files", "--type-list"}
+GIT_LOG = ("-# -p -u -n= -S= -G= -L= --oneline --graph --stat? --shortstat --numstat "
+           "--name-only --name-status --patch --no-patch --decorate? --abbrev-commit "
+           "--all --author= --since= --until= --after= --before= --grep= --max-count= "
+           "--skip= --reverse --no-merges --merges --first-parent --follow --date= "
+           "--format= --pretty? --color? --no-color --word-diff? --summary --source")
+GIT_DIFF = ("-abpuwRz -U= -M? --cached --staged --stat? --numstat --shortstat "
+            "--name-only --name-status --color? --no-color --word-diff? --unified= "
+            "--ignore-all-space --ignore-space-change --check --diff-filter= --summary "
+            "--minimal --relative? --quiet --exit-code --find-renames? --no-textconv")
+GIT_READ_ONLY = {  # subcommand -> its read-only options; operands: revisions, paths
+    "status": "-bsuvz --short --branch --porcelain? --long --untracked-files? "
+              "--ignored? --no-renames --show-stash --ahead-behind --verbose",
+    "log": GIT_LOG, "show": f"{GIT_LOG} {GIT_DIFF}", "diff": GIT_DIFF,
+    "reflog": GIT_LOG, "shortlog": "-nsec --numbered --summary --email --all",
+    "blame": "-bcelnpstwf -L= -M? -C? --porcelain --line-porcelain --date= --root",
+    "rev-parse": "-q --abbrev-ref? --short? --verify --quiet --show-toplevel --git-dir "
+                 "--is-inside-work-tree --symbolic-full-name --show-prefix --show-cdup",
+    "rev-list": "-# -n= --count --all --max-count= --since= --until= --author= "
+                "--reverse --no-merges --merges --first-parent --objects --left-right",
+    "ls-files": "-cdikmostuvz --cached --deleted --modified --others --ignored --stage "
+                "--unmerged --exclude-standard --exclude= --full-name --error-unmatch",
+    "ls-tree": "-dlrtz --name-only --name-status --full-name --full-tree --abbrev?",
+    "describe": "--tags --all --long --always --dirty? --exact-match --contains "
+                "--abbrev= --match= --exclude= --first-parent",
+    "cat-file": "-epst",               # no --textconv, --filters: they run programs
+    "merge-base": "-a --all --is-ancestor --fork-point --octopus --independent",
+    "grep": "-# -cEFhHiIlLnovwxP -e= -f@ -A= -B= -C= -m= --count --ignore-case "
+            "--line-number --files-with-matches --name-only --cached --untracked "
+            "--word-regexp --invert-match --heading --break --max-depth=",
+            # no -O/--open-files-in-pager (runs a program), --no-index (reads outside)
+    "branch": "-arv --all --remotes --verbose --list -l --show-current --no-color "
+              "--merged? --no-merged? --contains? --sort= --points-at= --format=",
+    "tag": "-l --list -n? --sort= --contains? --merged? --points-at= --format=",
+    "remote": "-v --verbose",          # and `git remote get-url NAME`
+}   # no `git -c` (settings can name programs), --show-signature or %G (runs gpg),
+    # --output (writes), --ext-diff or --textconv (run programs)
+FIND = ("-P -name= -iname= -path= -ipath= -wholename= -regex= -iregex= -regextype= "
+        "-type= -xtype= -maxdepth= -mindepth= -mtime= -mmin= -atime= -amin= -ctime= "
+        "-cmin= -size= -perm= -user= -group= -uid= -gid= -links= -inum= -newer@ "
+        "-samefile@ -empty -readable -writable -executable -nouser -nogroup -print "
+        "-print0 -ls -printf= -prune -quit -depth -mount -xdev -daystart -true -false "
+        "-not -and -or -a -o ! ( ) ,")  # no -exec, -ok, -delete, -fprint, -fls: they
+#                                         run or write; no -L, -H, -follow: links
+SED = ("-nErsuz -e= --expression= --quiet --silent --regexp-extended --posix "
+       "--debug --sandbox --null-data --separate")   # no -i (writes), -f (a script)
+SED_ADDRESS = r"(\d+(~\d+)?|\$|/([^/\\\n]|\\.)*/I?)"
+SED_STEP = (rf"\s*({SED_ADDRESS}(\s*,\s*({SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([pdqQ=lnNPDg"
+            r"GhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*|y/([^/\\\n]|\\.)*/"
+            r"([^/\\\n]|\\.)*/)\s*")
+SED_SCRIPT = re.compile(rf"{SED_STEP}([;\n]{SED_STEP})*;?\s*")  # no w, W, e, r, R
+# `test` and `[` compare integers, but in `[[ ]]` -eq and friends evaluate both sides
+# as arithmetic, which runs $( ) in a subscript; -v and -R evaluate one too.
+TEST = ("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S -n -z = == != "
+        "< > =~ -nt -ot -ef ! ( ) -o && || [ ] [[ ]]")
+INTEGER_TESTS = "-eq -ne -lt -le -gt -ge"
+# --8<-- [end:read_only]
+
+
+# --8<-- [start:read_only_check]
+@dataclass
+class ShellEffects:
+    parts: list      # [(Command, why it is not read-only or None)], in order
+    reads: list      # [(Path, recursive)]: what its read-only parts read
+    writes: list     # [Path]: the files its redirections write
+    problem: str     # why the line is not read-only, its writes aside ("" if it is)
 
 
 def is_read_only_command(command: str) -> bool:
     """True only if every command in `command` provably changes nothing and reads
     only inside the workspace. Anything we cannot prove is not read-only."""
+    effects = shell_effects(command)
+    return not effects.problem and not effects.writes
+
+
+def shell_effects(command: str) -> ShellEffects:
+    """What a command line reads and writes, and which of its parts only read. Its
+    redirections are judged apart: `git log > f` reads like `git log` and writes f,
+    which the rules treat as an edit of f."""
     try:
-        script = parse_bash(command)
-    except BashSyntaxError:
-        return False
-    flags = read_only_parts(script)
-    return bool(flags) and all(flags)
+        script = parse_command(command)
+    except Unanalysable as e:
+        return ShellEffects([], [], [], f"it cannot be analysed: {e}")
+    effects = ShellEffects([], [], [], "" if script.commands else "it runs nothing")
+    cwds = {Path.cwd().resolve()}  # where relative paths point, after any `cd`
+    for cmd in script.commands:
+        problem = next(filter(None, (command_effects(cmd, cwd, effects)
+                                     for cwd in sorted(cwds))), None)
+        effects.parts.append((cmd, problem))
+        if problem is None and program(cmd) == "cd":
+            cwds |= {Path(os.path.normpath(cwd / expand_globs(cmd.words[1:], cwd)[0]))
+                     for cwd in cwds}
+    bad = [f"'{' '.join(w.text for w in c.words)[:80]}' is not read-only: {p}"
+           for c, p in effects.parts if p]
+    effects.problem = effects.problem or (bad[0] if bad else "") or (
+        f"it uses {script.exotic.replace('_', ' ')}, never read-only" if script.exotic
+        else "")
+    return effects
 
 
-def read_only_parts(script: Script) -> list[bool]:
-    """For each command of all_commands(script), in order: is it read-only?"""
-    cwds = {Path.cwd().resolve()}  # where relative paths may point, after any `cd`
-    flags = []
-    for cmd in all_commands(script):
-        ok, cwds = command_read_only(cmd, cwds)
-        flags.append(ok)
-    return flags
-
-
-def command_read_only(cmd: Command, cwds: set) -> tuple[bool, set]:
-    words = argv(cmd)
-    leading = cmd.words[:len(cmd.words) - len(words)]
-    if any(ASSIGNMENT.match(w.raw) for w in leading) or any(w.expanded for w in cmd.words):
-        return False, cwds  # `PAGER=x git log`, `$(...)`, `$HOME`: not provable
+def command_effects(cmd: Command, cwd: Path, effects: ShellEffects) -> str | None:
+    """Why one command run in `cwd` is not read-only, or None; records what it reads
+    and what its redirections write."""
     for op, target in cmd.redirects:
-        if not redirect_read_only(op, target, cwds):
-            return False, cwds
-    if not words:
-        return True, cwds
-    program, args = words[0].text, [w.text for w in words[1:]]
-    if program == "cd":  # changes where later relative paths point: keep track
-        if len(args) != 1 or not all(stays_inside(args[0], cwd) for cwd in cwds):
-            return False, cwds
-        return True, cwds | {(cwd / os.path.expanduser(args[0])).resolve() for cwd in cwds}
-    if program not in READ_ONLY_PROGRAMS:
-        return False, cwds  # unknown programs, /bin/ls, ./script, for, case ...
-    check = READ_ONLY_PROGRAMS[program]
-    if check is not None and not check(args):
-        return False, cwds
-    return all(stays_inside(a, cwd) for a in path_args(program, args) for cwd in cwds), cwds
+        if problem := redirect_effects(op, target, cwd, effects):
+            return problem
+    if cmd.assigns:
+        return "it sets variables for the program (PAGER=... can run anything)"
+    if not all(w.static for w in cmd.words) or cmd.words and cmd.words[0].glob:
+        return "a word of it is only known at run time"
+    if not cmd.words or cmd.words[0].text not in READ_ONLY:
+        return f"{cmd.words[0].text} is not a program known to only read" if cmd.words else None
+    prog, args = cmd.words[0].text, expand_globs(cmd.words[1:], cwd)
+    special = {"git": git_effects, "sed": sed_effects, "cd": cd_effects}
+    problem, paths, recursive = special.get(prog, program_effects)(prog, args)
+    for path in paths if problem is None else ():
+        full = Path(os.path.normpath(cwd / path))
+        if not is_inside(full.resolve()):
+            return f"{path} is outside the workspace"
+        effects.reads.append((full, recursive))
+    return problem
 
 
-NO_FILES = {"echo", "printf", "true", "false", "pwd", "seq", "sleep", "date", "uname",
-            "whoami", "id", "nproc", "arch", "groups", "type", "which", "basename",
-            "dirname", "cal", "uptime", "free", "ps", "printenv", "hostname", "env"}
-PATTERN_FIRST = {"grep", "egrep", "fgrep", "rg", "sed", "jq"}  # first argument: not a path
+def expand_globs(words: list, cwd: Path) -> list:
+    """Bash replaces an unquoted glob by the files it matches, sorted (so `sort *`
+    gets `-o` if a file has that name); one that matches nothing stays as written."""
+    return [arg for w in words for arg in (
+        (sorted(glob.glob(w.text, root_dir=cwd))[:1000] if w.glob else []) or [w.text])]
 
 
-def path_args(program: str, args: list[str]) -> list[str]:
-    """The arguments that may name files to read (patterns and scripts are not)."""
-    if program in NO_FILES:
-        return []
-    if program not in PATTERN_FIRST:
-        return args
-    out, skip, given = [], False, False
-    for a in args:
-        if skip:
-            skip = False
-        elif a in ("-e", "--regexp", "--expression"):
-            skip = given = True
-        elif a.startswith(("--regexp=", "--expression=")):
-            given = True
-        elif a in ("-f", "--file") or a.startswith("--file="):
-            given = True  # patterns read from a file: the next word is a path
-            out.append(a)
-        elif not a.startswith("-") and not given:
-            given = True  # the pattern or script itself
-        else:
-            out.append(a)
-    return out
+def redirect_effects(op: str, target: Word | None, cwd: Path, effects) -> str | None:
+    if target is None or not is_write(op, target) and op.lstrip("0123456789") != "<":
+        return None  # `2>&1`, `>&-`, here-documents and here-strings: no file
+    if not target.static:
+        return "a redirection goes to a file only known at run time"
+    full = Path(os.path.normpath(cwd / target.text))
+    if target.text != "/dev/null" and is_write(op, target):
+        effects.writes.append(full)
+    elif target.text != "/dev/null" and not is_inside(full.resolve()):
+        return f"{target.text} is outside the workspace"
+    elif target.text != "/dev/null":
+        effects.reads.append((full, False))
+    return None
 
 
-def redirect_read_only(op: str, target: Word, cwds: set) -> bool:
-    """Only `>/dev/null`, `2>&1`, `< file-in-workspace` and here-documents."""
+def is_write(op: str, target: Word | None) -> bool:
+    """`>`, `>>`, `>|`, `&>`, `<>` and `>&file` write; `2>&1` and `<` do not."""
     op = op.lstrip("0123456789")
-    if op in (">&", "<&"):
-        return target.text.isdigit() or target.text == "-"
-    if op in ("<<", "<<-", "<<<"):
-        return not target.expanded
-    if op == "<":
-        return all(stays_inside(target.text, cwd) for cwd in cwds)
-    return target.text == "/dev/null"  # > >> &> >| <>: a write, unless to nowhere
+    return op in (">", ">>", ">|", "&>", "&>>", "<>") or op == ">&" and (
+        target is not None and not re.fullmatch(r"\d+|-", target.text))
 
 
-def stays_inside(arg: str, cwd: Path) -> bool:
-    """Does a path-like argument (or an option's value: --file=x, -fx) resolve
-    inside the workspace? Globs are expanded; symbolic links are followed."""
-    workspace = Path.cwd().resolve()
-    candidates = {arg, arg.split("=", 1)[-1]}
-    if re.match(r"-[A-Za-z]", arg):
-        candidates.add(arg[2:])
-    for cand in candidates:
-        if cand in ("", "-", "/dev/null"):
-            continue
-        full = os.path.join(cwd, os.path.expanduser(cand))
-        for match in (glob.glob(full) if glob.has_magic(full) else []) + [full]:
-            real = Path(match).resolve()
-            if real != workspace and workspace not in real.parents:
-                return False
-    return True
-# --8<-- [end:read_only]
+@functools.cache
+def options_of(spec: str, bundles: bool = True) -> tuple[str, dict]:
+    """"pattern: -nr -e= --file@" -> ("pattern", {"-n": "", "-r": "", "-e": "=", ...})."""
+    kind, _, spec = spec.rpartition(":") if re.match(r"\w+:", spec) else ("", "", spec)
+    table = {}
+    for token in spec.split():
+        name, wants = re.fullmatch(r"(-#|[!(),<>=~&|[\]]+|--?[^=@?]+)([=@?]*)", token).groups()
+        if bundles and re.fullmatch(r"-\w\w+", name):  # -abc: three flags
+            table.update({"-" + c: "" for c in name[1:]})
+        else:
+            table[name] = wants
+    return kind or "paths", table
+
+
+def read_options(prog: str, spec: str, args: list, bundles: bool = True) -> tuple:
+    """Read `args` as getopt does: bundles (-nr5), values attached or next (-n5, -n 5,
+    --lines=5), options after operands (GNU moves them forward), `--` ends options.
+    Returns (problem or None, operands, [(option, "" | "=" | "@", value)])."""
+    table, operands, given, queue = options_of(spec, bundles)[1], [], [], list(args)
+    while queue:
+        arg, problem = queue.pop(0), None
+        if arg == "--":
+            return None, operands + queue, given
+        name, eq, value = (arg, "", "") if arg in table else arg.partition("=")
+        if name in table and (arg.startswith("--") or not bundles):
+            problem = take_option(prog, name, value if eq else None, table, queue, given)
+        elif not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+        elif arg.startswith("--") or not bundles:
+            problem = f"{arg.split('=')[0]} is not an option that keeps {prog} read-only"
+        else:  # a bundle of short options: one that takes a value takes the rest
+            for i, letter in enumerate(arg[1:], start=2):
+                wants = table.get("-" + letter, "") if not letter.isdigit() else ""
+                if letter.isdigit() and "-#" in table:
+                    continue
+                problem = take_option(prog, "-" + letter, arg[i:] or None if wants
+                                      else None, table, queue, given)
+                if problem or wants:
+                    break
+        if problem:
+            return problem, [], given
+    return None, operands, given
+
+
+def take_option(prog, name, attached, table, queue, given) -> str | None:
+    """Record one option and its values (attached, or the next words)."""
+    if name not in table:
+        return f"{name} is not an option that keeps {prog} read-only"
+    wants = table[name]
+    if "?" in wants or not wants:  # an optional value is only ever attached
+        given.append((name, "=" if attached else "", attached))
+        return f"{name} takes no value" if attached and not wants else None
+    values = [attached] if attached else []
+    while len(values) < len(wants) and queue:
+        values.append(queue.pop(0))
+    given += [(name, kind, value) for kind, value in zip(wants, values)]
+    return None if len(values) == len(wants) else f"{name} needs a value"
+
+
+def program_effects(prog: str, args: list) -> tuple:
+    """(problem or None, the paths it reads, recursively?) for a READ_ONLY program."""
+    spec = {"find": FIND, "test": TEST + " " + INTEGER_TESTS, "[": TEST + " " +
+            INTEGER_TESTS, "[[": TEST}.get(prog, READ_ONLY[prog])
+    problem, operands, given = read_options(prog, spec, args, bundles=prog not in (
+        "find", "test", "[", "[["))
+    kind, seen = options_of(spec)[0], {name for name, _, _ in given}
+    if kind == "pattern" and not seen & GIVES_PATTERN:
+        operands = operands[1:]
+    if problem is None and (kind == "none" and operands or kind == "one" and len(operands) > 1
+                            or kind == "date" and any(o[:1] != "+" for o in operands)):
+        problem = f"{prog} {' '.join(operands)} does more than read"
+    recursive = prog in RECURSIVE and (RECURSIVE[prog] == "" or bool(seen & RECURSIVE[prog]))
+    paths = [v for _, k, v in given if k == "@"] + (operands if kind != "text" else [])
+    return problem, paths or (["."] if recursive else []), recursive
+
+
+def git_effects(prog: str, args: list) -> tuple:
+    """`git [-C dir] SUBCOMMAND ...`: a read-only subcommand with its options."""
+    root = "."  # git reads the whole repository
+    while args[:1] in (["-C"], ["-P"], ["--no-pager"], ["--no-optional-locks"]):
+        root, args = (args[1], args[2:]) if args[0] == "-C" and args[1:] else (root, args[1:])
+    sub, args = (args[0], args[1:]) if args else ("", [])
+    if sub not in GIT_READ_ONLY:
+        return f"git {sub} is not a read-only subcommand, or not one we know", [], True
+    problem, operands, given = read_options(f"git {sub}", GIT_READ_ONLY[sub], args)
+    listing = {name for name, _, _ in given} & {"-l", "--list"}
+    if any("%G" in (v or "") for name, _, v in given if name in ("--format", "--pretty")):
+        problem = "a %G format runs gpg to check signatures"
+    elif (sub in ("branch", "tag") and operands and not listing
+            or sub == "remote" and operands[:1] not in ([], ["get-url"])
+            or sub == "reflog" and operands[:1] not in ([], ["show"])):
+        problem = problem or f"git {sub} {' '.join(operands)} changes the repository"
+    return problem, [root], True
+
+
+def sed_effects(prog: str, args: list) -> tuple:
+    """`sed -n 5,10p f` reads; `w`, `e`, `r` in a script, or -i or -f, do not."""
+    problem, operands, given = read_options("sed", SED, args)
+    scripts = [v for name, _, v in given if name in ("-e", "--expression")]
+    scripts, operands = (scripts, operands) if scripts else (operands[:1], operands[1:])
+    if problem is None and not (scripts and all(SED_SCRIPT.fullmatch(s) for s in scripts)):
+        problem = "its script may write files or run commands (w, e, r ...)"
+    return problem, operands, False
+
+
+def cd_effects(prog: str, args: list) -> tuple:
+    """`cd DIR` moves where later relative paths point (shell_effects follows it)."""
+    if len(args) != 1 or args[0] == "-":
+        return "cd without one directory goes home or back ($OLDPWD)", [], False
+    return None, args, False
+# --8<-- [end:read_only_check]
 
 
 # --8<-- [start:dangerous]
-# Commands that always ask, in every mode, even bypassPermissions. They are checked
-# on the parsed commands, after quotes, `\rm`, `$'\x72\x6d'`, `/bin/rm` and wrappers
-# like `sudo` are undone, so `echo "rm -rf /"` (just text) does not trip them.
-WRAPPERS = {  # program -> its options that take a value
-    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U"}, "doas": {"-u", "-C"},
-    "env": {"-u", "-C", "-S"}, "nice": {"-n"}, "nohup": set(), "time": set(),
-    "timeout": {"-s", "-k", "--signal", "--kill-after"}, "command": set(),
-    "builtin": set(), "exec": {"-a"}, "stdbuf": {"-i", "-o", "-e"}, "setsid": set(),
-    "ionice": {"-c", "-n", "-p"}, "xargs": {"-I", "-n", "-P", "-d", "-L", "-s", "-E", "-a"},
-    "busybox": set(), "unbuffer": set(), "chroot": set(), "strace": {"-o", "-e", "-p"},
-}
-SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox"}
-INTERPRETERS = {"python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php",
-                "lua", "deno", "bun", "Rscript", "osascript"}
+# Commands that always ask, in every mode, bypassPermissions included. They are
+# matched on what bash will run (quotes undone, `$'\x72\x6d'` decoded, braces
+# expanded, wrappers opened), so `echo "rm -rf /"`, which only prints, does not ask.
+INTERPRETERS = r"python[\d.]*|perl|ruby|node|nodejs|php|lua|deno|bun|Rscript|osascript"
+CREDENTIALS = (r"(\.ssh(/|$)|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/|\.netrc|\.git-credential"
+               r"|\.npmrc|\.pypirc|\.docker/config|\.kube/config|\.gnupg\b|(^|[\s/@=])\.env(?=\s|$)"
+               r"|\$\{?\w*(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_KEY|PRIVATE_KEY)\w*)")
+CODE = r"(^| )(-\w*[ceEr]\w*|--eval|--print) "  # an interpreter's inline code follows
+RUNS_PROGRAM = (r"(core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|"
+                r"diff\.external|sequence\.editor|gpg\.(\w+\.)?program|credential\.helper"
+                r"|(diff|merge|filter)\.\S+\.(textconv|command|driver|clean|smudge|process)"
+                r"|pager\.\S+|alias\.\S+=\s*!)")  # git settings that name a program to run
+DANGEROUS = [  # (program, pattern searched in its joined arguments, why it always asks)
+    ("shutdown|reboot|halt|poweroff|killall5", "", "it stops the machine"),
+    ("init|telinit", r"^[06]\b", "it stops the machine"),
+    ("systemctl", r"\b(poweroff|reboot|halt|kexec)\b", "it stops the machine"),
+    (r"mkfs\S*|mke2fs|mkswap|wipefs|blkdiscard|c?fdisk|sfdisk|s?gdisk|parted", "",
+     "it erases or repartitions a disk"),
+    ("visudo", "", "it edits sudoers"),
+    ("kill|pkill", r"^(-- |-[sn] \S+ |-(?!-)\S+ |(?=[^-]))(-- )?(\S+ )*?-1( |$)",
+     "it kills every process (a target of -1)"),
+    ("crontab", r"(^| )(-\w*r\b|/dev/null)", "it wipes the crontab"),
+    (r"ip6?tables", r"(^| )(-F|--flush|-X)\b", "it wipes firewall rules"),
+    ("nft", r"\bflush\b", "it wipes firewall rules"),
+    ("ufw", r"^(disable|reset)\b", "it wipes firewall rules"),
+    ("chmod", r"(^| )([ugoa]*[+=][rwxXt]*s|0?[2467][0-7]{3})\b", "it sets a setuid bit"),
+    ("git", r"\bpush\b.* (-\w*[fd]\w*|--force|--delete|--mirror|--prune|\+|:)",
+     "git push that rewrites or deletes remote history"),
+    ("git", r"\breset\b.* --hard\b", "git reset --hard discards work"),
+    ("git", r"\bclean\b(?!.* (-\w*n\w*|--dry-run)\b).* (-\w*f\w*|--force)\b",
+     "git clean deletes untracked files"),
+    ("git", r"\b(filter-branch|filter-repo|reflog expire)\b", "it rewrites git history"),
+    ("git", rf"(^| )-c ?{RUNS_PROGRAM}|\bconfig\b(?!.* --(get|list|unset)).* {RUNS_PROGRAM}",
+     "it makes git run a program"),
+    ("terraform|tofu|terragrunt", r"(^| )-?destroy\b", "it tears down infrastructure"),
+    ("pulumi", r"\b(destroy|down)\b", "it tears down infrastructure"),
+    ("docker|podman", r"\b(system|volume|image) prune\b", "it deletes container data"),
+    ("kubectl", r"\bdelete (namespaces?|ns)\b|\bdelete\b.* (--all|-A)\b",
+     "it tears down infrastructure"),
+    ("aws", r"\bs3 (rb|rm .*--recursive)\b", "it deletes cloud storage"),
+    ("gcloud|az", r"\b(projects|group) delete\b", "it tears down infrastructure"),
+    ("rm|shred|srm|unlink|mv|truncate|chmod", CREDENTIALS,
+     "it deletes, moves or changes credentials"),
+    # code given on the command line (python -c, perl -e, node --eval ...)
+    (INTERPRETERS, CODE + r"\b(system|popen|exec\w*|spawn\w*|call|run)\W.*\brm\s+(-\w+\s+)*"
+     r"[\"']?(/|~|\$\{?HOME)", "its code runs rm on the root or your home"),
+    (INTERPRETERS, CODE + r"(?=.*(\.rm\b|rmtree|rm_rf?\b|rmSync|unlink|remove|rmdir|"
+     r"delete))(?=.*(['\"(\s]/|~|expanduser|Path\.home|homedir|HOME))",
+     "its code deletes files outside the workspace"),
+    (INTERPRETERS, CODE + r"(?=.*\bfork\b)(?=.*\b(while|for|loop)\b)",
+     "fork bomb: code that forks in a loop"),
+]
 DOWNLOADERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat",
                "netcat", "socat", "ftp", "tftp", "lynx", "links"}
-NETWORK = DOWNLOADERS | {"scp", "sftp", "rsync", "ssh", "telnet", "mail", "sendmail"}
-CREDENTIALS = re.compile(
-    r"(\.ssh/|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.netrc|\.git-credentials"
-    r"|\.npmrc|\.pypirc|\.docker/config\.json|\.kube/config|\.gnupg/|(^|[/@=])\.env\b"
-    r"|\$\{?\w*(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)\w*)",
-    re.IGNORECASE)
-GIT_PROGRAM_SETTINGS = re.compile(  # git settings whose value is a program git will run
-    r"(core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|diff\.external"
-    r"|sequence\.editor|gpg\.(\w+\.)?program|credential\.helper|uploadpack\.packobjectshook"
-    r"|(diff|merge|filter)\.[^=]+\.(textconv|command|driver|clean|smudge|process)"
-    r"|pager\.[^=]+|alias\.[^=]+=\s*!.*)(=|$)", re.IGNORECASE)
-SIMPLE_DANGERS = {  # program -> why it is dangerous, whatever its arguments
-    "shutdown": "it stops the machine", "reboot": "it restarts the machine",
-    "halt": "it stops the machine", "poweroff": "it stops the machine",
-    "killall5": "it kills every process", "visudo": "it edits sudoers",
-    "mkswap": "it writes a file system", "fdisk": "it changes disk partitions",
-    "sfdisk": "it changes disk partitions", "cfdisk": "it changes disk partitions",
-    "gdisk": "it changes disk partitions", "sgdisk": "it changes disk partitions",
-    "parted": "it changes disk partitions", "wipefs": "it wipes file system signatures",
-    "blkdiscard": "it discards a whole disk",
-}
+SENDERS = DOWNLOADERS | {"scp", "sftp", "rsync", "ssh", "telnet", "mail", "sendmail"}
 
 
 def dangerous_reason(command: str) -> str | None:
     """Why `command` is dangerous enough to always ask, or None."""
     try:
-        script = parse_bash(command)
-    except BashSyntaxError as e:
-        return f"the command cannot be parsed ({e}), so it cannot be checked"
-    return script_danger(script, depth=0)
-
-
-def script_danger(script: Script, depth: int) -> str | None:
-    if depth > MAX_NESTING:
-        return "commands nested too deeply to check"
-    commands = list(all_commands(script))
-    for cmd in commands:
-        if reason := command_danger(cmd, depth):
-            return reason
-    for pipeline in all_pipelines(script):
-        if reason := pipeline_danger(pipeline, depth):
-            return reason
-    network = any(program_of(unwrap(argv(c))) in NETWORK for c in commands)
-    if network and (reason := credentials_sent(commands)):
-        return reason
-    return None
-
-
-def unwrap(words: list) -> list:
-    """`sudo -u x nice -n 5 /bin/rm` -> [rm ...]: the program that really runs."""
-    while words and program_of(words) in WRAPPERS:
-        takes_value, words = WRAPPERS[program_of(words)], words[1:]
-        while words and (words[0].text.startswith("-") or ASSIGNMENT.match(words[0].raw)):
-            flag, words = words[0].text, words[1:]
-            if flag in takes_value and words:
-                words = words[1:]
-        if words and words[0].text[:1].isdigit() and program_of(words) not in WRAPPERS:
-            words = words[1:]  # `timeout 5 rm`: the duration
-    return words
-
-
-def program_of(words: list) -> str:
-    return os.path.basename(words[0].text) if words else ""
-
-
-def command_danger(cmd: Command, depth: int) -> str | None:
-    if program_of(argv(cmd)) in cmd.functions:
-        return "fork bomb: a function that starts itself"
-    for op, target in cmd.redirects:
-        if op.lstrip("0123456789") in (">", ">>", "&>", "&>>", ">|", "<>") or (
-                op.endswith(">&") and not (target.text.isdigit() or target.text == "-")):
-            if reason := protected_write(target.text):
-                return reason
-    return words_danger(unwrap(argv(cmd)), cmd, depth)
-
-
-def words_danger(words: list, cmd: Command, depth: int) -> str | None:
-    """The checks on one program and its arguments (also used for `find -exec ...`)."""
-    if not words:
-        return None
-    if words[0].expanded:
-        return "the program to run is only known at run time"
-    prog, args = program_of(words), [w.text for w in words[1:]]
-    if prog in SIMPLE_DANGERS or prog.startswith(("mkfs", "mke2fs")):
-        return SIMPLE_DANGERS.get(prog, "it makes a file system (erases a disk)")
-    if prog in SHELLS | INTERPRETERS | {"eval", "source", "."}:
-        if reason := shell_danger(prog, words, depth):
-            return reason
-    if prog in ("rm", "shred", "unlink", "rmdir", "mv", "srm"):
-        for w in words[1:]:
-            if not w.text.startswith("-") and (what := critical_target(w)):
-                return f"{prog} {w.text!r} deletes {what}"
-    if prog == "find":
-        return find_danger(words, cmd, depth)
-    if prog == "rsync" and any(a.startswith("--delete") for a in args):
-        if any(critical_target(w) for w in words[1:] if not w.text.startswith("-")):
-            return "rsync --delete onto the root, home or the workspace"
-    if prog in ("chmod", "chown", "chgrp", "setfacl"):
-        if reason := permission_danger(prog, words, args):
-            return reason
-    if prog == "dd":
-        out = [a[3:] for a in args if a.startswith("of=")]
-        if out and (reason := protected_write(out[0])):
-            return reason
-    if prog == "git":
-        return git_danger(args)
-    if prog in ("kill", "pkill") and kill_all(args):
-        return "it kills every process (kill -1)"
-    if prog in ("init", "telinit") and args[:1] in (["0"], ["6"]):
-        return "it stops the machine"
-    if prog == "systemctl" and set(args) & {"poweroff", "reboot", "halt", "kexec"}:
-        return "it stops the machine"
-    if prog == "crontab" and any(re.fullmatch(r"-\w*r\w*", a) or a == "/dev/null" for a in args):
-        return "it wipes the crontab"
-    if prog.startswith(("iptables", "ip6tables")) and set(args) & {"-F", "--flush", "-X"}:
-        return "it wipes firewall rules"
-    if (prog == "nft" and "flush" in args) or (prog == "ufw" and args[:1] in (["disable"], ["reset"])):
-        return "it wipes firewall rules"
-    return infrastructure_danger(prog, args) or write_danger(prog, words, args)
-
-
-def critical_target(word: Word) -> str:
-    """If this path is the root, home, the workspace, one of its parents, a system
-    directory, or everything inside one of those (`/*`, `~/*`, `*`): which one.
-    Else ""."""
-    workspace = Path.cwd().resolve()
-    home = Path.home().resolve()
-    critical = {Path("/"), home, workspace, *workspace.parents, *home.parents} | {
-        Path("/", d) for d in ("bin", "boot", "dev", "etc", "home", "lib", "lib64", "opt",
-                               "proc", "root", "sbin", "srv", "sys", "usr", "var")}
-    for spelling in (word.text, word.empty):  # "$UNSET/*" is "/*" when UNSET is empty
-        value = re.sub(r"\$\{?HOME\}?", str(home), re.sub(r"\$\{?PWD\}?", str(workspace), spelling))
-        if not value or "$" in value:
-            continue
-        path = os.path.expanduser(value)
-        while path.endswith(("/*", "/.*", "/")) and len(path) > 1:
-            path = path.rstrip("*").rstrip(".").rstrip("/") or "/"
-        if path in ("*", ".*"):
-            path = "."
-        full = Path(os.path.normpath(os.path.join(workspace, path)))
-        for hit in (full, full.resolve()):
-            if hit in critical:
-                name = ("the root" if hit == Path("/") else "your home" if hit == home
-                        else "the workspace" if hit == workspace else str(hit))
-                unset = " if the variable is unset" if spelling == word.empty != word.text else ""
-                return f"{name}{unset}"
-    return ""
-
-
-def find_danger(words: list, cmd: Command, depth: int) -> str | None:
-    """`find / -delete`, `find ~ -exec rm -rf {} +`, or a dangerous -exec command."""
-    args = words[1:]
-    starts = []
-    for w in args:
-        if w.text.startswith(("-", "(", "!")):
-            break
-        starts.append(w)
-    texts = [w.text for w in args]
-    acts = [i for i, t in enumerate(texts) if t in FIND_ACTIONS]
-    workspace = Path.cwd().resolve()
-    filtered = any(t in ("-name", "-iname", "-path", "-ipath", "-regex", "-newer", "-mtime",
-                         "-mmin", "-size", "-empty", "-perm") for t in texts)
-    # `find . -name '*.pyc' -delete` tidies the workspace; `find . -delete` empties it
-    critical = [w for w in starts if critical_target(w)
-                and not (filtered and Path(os.path.normpath(workspace / w.text)) == workspace)]
-    if acts and critical and any(
-            texts[i] == "-delete" or i + 1 < len(texts) and texts[i + 1] in ("rm", "shred", "unlink")
-            or texts[i].startswith(("-exec", "-ok")) for i in acts):
-        return "find deletes in the root, home or the workspace"
-    for i in acts:
-        if texts[i].startswith(("-exec", "-ok")):
-            end = next((j for j in range(i + 1, len(texts)) if texts[j] in (";", "+")), len(texts))
-            if reason := words_danger(unwrap(args[i + 1:end]), cmd, depth):
-                return f"find -exec: {reason}"
-    return None
-
-
-def shell_danger(prog: str, words: list, depth: int) -> str | None:
-    """Code a shell or interpreter runs: `bash -c "..."`, `eval`, `bash <(curl ...)`."""
-    for w in words[1:]:
-        for sub in w.subs:
-            if any(program_of(unwrap(argv(c))) in DOWNLOADERS or is_decoder(c)
-                   for c in all_commands(sub)):
-                return "it runs a downloaded or decoded script"
-    for code in inline_code(prog, words):
-        if code.expanded:
-            return "it runs code that is only known at run time"
-        if prog in SHELLS | {"eval"}:
-            try:
-                reason = script_danger(parse_bash(code.text), depth + 1)
-            except BashSyntaxError as e:
-                reason = f"its inner command cannot be parsed ({e})"
-        else:
-            reason = interpreter_danger(code.text, depth)
+        script = parse_command(command)
+    except Unanalysable as e:
+        return f"the command cannot be checked: {e}"
+    runs = all_runs(script)
+    for reason in (command_danger(cmd) for cmd in runs):
         if reason:
             return reason
+    for pipeline in script.pipelines:  # `curl ... | sh`, `base64 -d x | bash`
+        for i, cmd in enumerate(pipeline[1:], start=1):
+            runner = ([cmd] + inner_runs(cmd, 0))[-1]  # `| sudo bash` pipes into bash
+            if re.fullmatch(rf"{INTERPRETERS}|{'|'.join(SHELLS)}", program(runner)) and all(
+                    w.text[:1] == "-" for w in runner.words[1:]) and any(
+                    program(c) in DOWNLOADERS or is_decoder(c) for c in pipeline[:i]):
+                return f"it pipes a download or decoded data into {program(runner)}"
+    if any(program(c) in SENDERS for c in runs):  # and a secret on the same line
+        for cmd in runs:
+            words = cmd.words[1:] + [t for _, t in cmd.redirects if t]
+            for before, w in zip([None] + words, words):
+                if re.search(CREDENTIALS, w.text, re.I) and not (  # `ssh -i key`: proof
+                        before and before.text == "-i" and program(cmd) in ("ssh", "scp")):
+                    return f"it may send credentials over the network ({w.text[:40]})"
+            if [w.text for w in cmd.words] in (["env"], ["printenv"]):
+                return "it may send every environment variable (tokens) over the network"
     return None
 
 
-CODE_FLAGS = {"perl": "eE", "ruby": "e", "node": "ep", "nodejs": "ep", "deno": "e",
-              "bun": "e", "php": "r", "lua": "e", "Rscript": "e", "osascript": "e"}
-
-
-def inline_code(prog: str, words: list) -> list:
-    """The code given on the command line: `sh -c CODE`, `python -c CODE`,
-    `perl -ne CODE`, `node --eval CODE`, `eval ...`."""
-    if prog == "eval":
-        return [Word(" ".join(w.text for w in words[1:]), "", any(w.expanded for w in words[1:]))]
-    letters = "c" if prog in SHELLS or prog.startswith("python") else CODE_FLAGS.get(prog, "")
-    codes = []
-    for flag, code in zip(words[1:], words[2:]):
-        if letters and (re.fullmatch(rf"-[a-zA-Z]*[{letters}]", flag.text)
-                        or flag.text in ("--eval", "--print", "--command")):
-            codes.append(code)
-    return codes
-
-
-def interpreter_danger(code: str, depth: int) -> str | None:
-    """An interpreter one-liner that deletes outside the workspace, runs a
-    dangerous shell command, or forks forever."""
-    strings = [m.group(2) for m in re.finditer(r"""(['"])(.*?)(?<!\\)\1""", code)]
-    for s in strings:  # os.system("rm -rf /") and friends
-        try:
-            if reason := script_danger(parse_bash(s), depth + 1):
-                return f"its code runs a dangerous command: {reason}"
-        except BashSyntaxError:
-            pass
-    deletes = re.search(r"\brm\b|rmtree|rm_rf|rm_r\b|rmSync|rmdirSync|rimraf|unlink|remove|"
-                        r"rmdir|delete", code)
-    home = re.search(r"expanduser|Path\.home|homedir|HOME|getenv|environ", code)
-    paths = re.findall(r"(?:^|[\s(\[{'\"=,])(~[\w./*-]*|/[\w./*-]*)", code)
-    outside = any(not stays_inside(p, Path.cwd()) for p in paths)
-    if deletes and (home or outside):
-        return "its code deletes files outside the workspace"
-    if "fork" in code and re.search(r"\b(while|for|loop)\b", code):
-        return "fork bomb: code that forks in a loop"
-    return None
+def command_danger(cmd: Command) -> str | None:
+    """The table, and the generic checks, on one command that bash runs."""
+    if cmd.opaque:
+        return cmd.opaque
+    prog, args = program(cmd), [w.text for w in cmd.words[1:]]
+    if prog and prog == cmd.function:
+        return "fork bomb: a function that starts itself"
+    if prog in SHELLS | {"source", ".", "eval"} and any(
+            re.match(r"[<$]\(.*\b(curl|wget|base64)\b", w.text) for w in cmd.words[1:]):
+        return "it runs a downloaded or decoded script"
+    for progs, pattern, why in DANGEROUS:
+        if re.fullmatch(progs, prog) and re.search(pattern, " ".join(args), re.I | re.S):
+            return why
+    targets = [w for w in cmd.words[1:] if not w.text.startswith("-")]
+    recursive = any(re.fullmatch(r"-\w*[rR]\w*|--recursive|--delete\S*", a) for a in args)
+    if prog in ("rm", "rmdir", "unlink", "shred", "srm", "mv") or recursive and prog in (
+            "chmod", "chown", "chgrp", "rsync"):
+        for w in targets:
+            if what := critical_target(w):
+                return f"{prog} {w.text!r} deletes or changes {what}"
+    if prog == "find" and (reason := find_danger(cmd.words)):
+        return reason
+    writes = [t.text for op, t in cmd.redirects if is_write(op, t)] + (
+        [t.text for t in targets] if prog in ("tee", "touch", "truncate", "mkdir", "ln",
+                                               "cp", "mv", "install", "rsync")
+        else [t.text for t in targets[1:]] if prog in ("sed", "perl") and any(
+            a.startswith(("-i", "--in-place")) for a in args)
+        else [a[3:] for a in args if a.startswith("of=")] if prog == "dd" else [])
+    return next(filter(None, map(protected_write, writes)), None)
 
 
 def is_decoder(cmd: Command) -> bool:
-    words = unwrap(argv(cmd))
-    prog, args = program_of(words), [w.text for w in words[1:]]
-    return (prog in ("base64", "base32", "basenc") and bool({"-d", "-D", "--decode"} & set(args))
-            or prog == "xxd" and "-r" in args or prog in ("uudecode", "gunzip", "zcat")
-            or prog == "openssl" and "-d" in args or prog == "gzip" and "-d" in args)
+    prog, args = program(cmd), {w.text for w in cmd.words[1:]}
+    return (prog in ("base64", "base32", "basenc") and bool({"-d", "-D", "--decode"} & args)
+            or prog in ("xxd", "openssl", "gzip") and bool({"-r", "-d"} & args)
+            or prog in ("uudecode", "gunzip", "zcat"))
 
 
-def pipeline_danger(pipeline: list, depth: int) -> str | None:
-    """`curl ... | sh`, `base64 -d payload | bash`, `echo "rm -rf /" | sh`."""
-    for i, cmd in enumerate(pipeline[1:], start=1):
-        words = unwrap(argv(cmd))
-        prog = program_of(words)
-        if prog not in SHELLS | INTERPRETERS or inline_code(prog, words):
+def find_danger(words: list) -> str | None:
+    """`find / -delete`, `find ~ -exec rm ...`; `find . -name '*.pyc' -delete` tidies,
+    but `find . -delete` empties the workspace."""
+    texts = {w.text for w in words[1:]}
+    acts = texts & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
+    filtered = texts & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer", "-mtime",
+                        "-mmin", "-size", "-empty", "-perm", "-type"}
+    starts = [w for w in words[1:2] if not w.text.startswith(("-", "(", "!"))]
+    what = critical_target(starts[0] if starts else Word(".", ".", True, False))
+    if acts and what and not (filtered and what == "the workspace"):
+        return f"find {' '.join(sorted(acts))} in {what}"
+    return None
+
+
+def critical_target(word: Word) -> str:
+    """If this path is the root, home, the workspace, one of their parents, a system
+    directory, or everything in one (`/*`, `~/*`, `*`): which one. Else ""."""
+    workspace, home = Path.cwd().resolve(), Path.home().resolve()
+    critical = {Path("/"), home, workspace, *workspace.parents, *home.parents} | {
+        Path("/", d) for d in "bin boot dev etc home lib lib64 opt proc root sbin srv "
+                              "sys usr var".split()}
+    for spelling in (word.text, word.empty):  # "$UNSET/*" is "/*" when UNSET is empty
+        value = re.sub(r"\$\{?HOME\}?", str(home),
+                       re.sub(r"\$\{?PWD\}?", str(workspace), spelling))
+        if not value or "$" in value:
             continue
-        if any(not w.text.startswith("-") for w in words[1:]) and prog not in SHELLS:
-            continue  # `python script.py` reads the script, not the pipe
-        for before in pipeline[:i]:
-            source = unwrap(argv(before))
-            if program_of(source) in DOWNLOADERS or is_decoder(before):
-                return f"it pipes a download or decoded data into {prog}"
-            if program_of(source) in ("echo", "printf") and prog in SHELLS:
-                text = " ".join(w.text for w in source[1:] if not w.text.startswith("-"))
-                try:
-                    if reason := script_danger(parse_bash(text), depth + 1):
-                        return f"it pipes a dangerous command into {prog}: {reason}"
-                except BashSyntaxError:
-                    return f"it pipes text that cannot be parsed into {prog}"
-    return None
-
-
-def credentials_sent(commands: list) -> str | None:
-    """A network program in a command that also names a key, token or secret."""
-    for cmd in commands:
-        words = unwrap(argv(cmd))
-        for i, w in enumerate(words):
-            if i > 0 and words[i - 1].text == "-i" and program_of(words) in ("ssh", "scp", "sftp"):
-                continue  # `ssh -i key`: the key proves who you are; it is not sent
-            if CREDENTIALS.search(w.text) or CREDENTIALS.search(w.raw):
-                return f"it may send credentials over the network ({w.text[:40]})"
-        if [w.text for w in argv(cmd)] in (["env"], ["printenv"]):
-            return "it may send every environment variable (tokens) over the network"
-        for _, target in cmd.redirects:
-            if CREDENTIALS.search(target.text):
-                return f"it may send credentials over the network ({target.text[:40]})"
-    return None
-
-
-def permission_danger(prog: str, words: list, args: list[str]) -> str | None:
-    """chmod/chown -R on / or ~; setuid and setgid bits."""
-    recursive = any(a in ("-R", "--recursive") or re.fullmatch(r"-[a-zA-Z]*R[a-zA-Z]*", a) for a in args)
-    if recursive and any(critical_target(w) for w in words[1:] if not w.text.startswith("-")):
-        return f"{prog} -R on the root, home or the workspace"
-    mode = next((a for a in args if not a.startswith("-")), "")
-    if prog == "chmod" and (re.fullmatch(r"[ugoa]*[+=][rwxXt]*s[rwxXst]*(,.*)?", mode)
-                            or re.fullmatch(r"0?[2467][0-7]{3}", mode)):
-        return "it sets a setuid/setgid bit"
-    for w in words[1:]:
-        if not w.text.startswith("-") and w.text != mode and (reason := protected_write(w.text)):
-            return reason
-    return None
-
-
-def kill_all(args: list[str]) -> bool:
-    """`kill -9 -1`, `kill -s KILL -1`, `kill -- -1`: -1 as a target means everyone."""
-    targets, i = [], 0
-    if args and args[0].startswith("-") and args[0] != "--":  # the signal
-        i = 2 if args[0] in ("-s", "-n") else 1
-    targets = [a for a in args[i:] if a != "--"]
-    return "-1" in targets
-
-
-def git_danger(args: list[str]) -> str | None:
-    """Settings that make git run programs, and commands that destroy history."""
-    i = 0
-    while i < len(args) and args[i].startswith("-"):  # git's own options
-        if args[i] == "-c" and i + 1 < len(args) and GIT_PROGRAM_SETTINGS.match(args[i + 1]):
-            return f"git -c {args[i + 1]} makes git run a program"
-        i += 2 if args[i] in ("-c", "-C", "--git-dir", "--work-tree", "--namespace") else 1
-    sub, rest = (args[i], args[i + 1:]) if i < len(args) else ("", [])
-    if sub == "config" and not set(rest) & {"--get", "--get-all", "--get-regexp", "-l",
-                                             "--list", "--unset", "--unset-all"}:
-        keys = [a for a in rest if not a.startswith("-")]
-        if keys and GIT_PROGRAM_SETTINGS.match(keys[0] + ("=" + keys[1] if len(keys) > 1 else "")):
-            return f"git config {keys[0]} makes git run a program"
-    short = "".join(a[1:] for a in rest if re.fullmatch(r"-[a-zA-Z]+", a))
-    if sub == "push" and ("f" in short or "d" in short or any(
-            a.startswith(("--force", "--delete", "--mirror", "--prune", "+", ":")) for a in rest)):
-        return "git push that rewrites or deletes remote history"
-    if sub == "reset" and "--hard" in rest:
-        return "git reset --hard discards work"
-    if sub == "clean" and ("f" in short or "--force" in rest) and "n" not in short and "--dry-run" not in rest:
-        return "git clean deletes untracked files"
-    if sub in ("filter-branch", "filter-repo") or (sub == "reflog" and rest[:1] == ["expire"]):
-        return f"git {sub} rewrites history"
-    return None
-
-
-def infrastructure_danger(prog: str, args: list[str]) -> str | None:
-    joined = " ".join([prog] + args)
-    if (prog in ("terraform", "tofu", "terragrunt") and ("destroy" in args or "-destroy" in args)
-            or prog == "pulumi" and set(args) & {"destroy", "down"}
-            or prog in ("docker", "podman") and re.search(r"\b(system|volume|image) prune", joined)
-            or prog == "kubectl" and "delete" in args and set(args) & {"--all", "namespace", "ns", "-A"}
-            or prog == "aws" and re.search(r"s3 (rb|rm .*--recursive)", joined)
-            or prog == "gcloud" and re.search(r"projects delete", joined)
-            or prog == "az" and re.search(r"group delete", joined)):
-        return "it tears down infrastructure"
-    return None
-
-
-def write_danger(prog: str, words: list, args: list[str]) -> str | None:
-    """Programs that write into a protected place (`cp x ~/.ssh/`, `tee .git/hooks/...`)."""
-    targets = []
-    if prog in ("tee", "touch", "truncate", "mkdir", "ln", "cp", "mv", "install", "rsync"):
-        targets = [a for a in args if not a.startswith("-")]
-    if prog in ("sed", "perl") and any(a.startswith(("-i", "--in-place")) for a in args):
-        targets = [a for a in args[1:] if not a.startswith("-")]
-    for target in targets:
-        if reason := protected_write(target):
-            return reason
-    return None
+        value = re.sub(r"(/\.?\*|/)+$", "", value) or "/"  # "x/*" empties x
+        full = Path(os.path.normpath(workspace / ("." if value in ("*", ".*") else value)))
+        for hit in {full, full.resolve()} & critical:
+            name = ("the root" if hit == Path("/") else "your home" if hit == home
+                    else "the workspace" if hit == workspace else str(hit))
+            return name + (" if a variable is unset" if spelling != word.text else "")
+    return ""
 
 
 def protected_write(target: str) -> str | None:
     """Why writing to `target` is dangerous, or None: places that run code, hold
     keys, control the agent's own permissions, or are disks."""
-    home = Path.home()
     path = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
-    parts = path.parts
-    if any(parts[k:k + 2] == (".git", "hooks") for k in range(len(parts))):
+    parts, home = path.parts, Path.home()
+    if ".git" in parts and "hooks" in parts[parts.index(".git"):]:
         return "it writes a git hook (hooks run programs)"
     if parts[-2:] == (".git", "config"):
         return "it writes git's config (which can run programs)"
@@ -1689,15 +1642,13 @@ def protected_write(target: str) -> str | None:
         return "it writes the agent's own permission settings"
     if path == home / ".ssh" or home / ".ssh" in path.parents:
         return "it writes into ~/.ssh"
-    if path.parent == home and path.name in (".bashrc", ".bash_profile", ".bash_login",
-                                             ".profile", ".zshrc", ".zprofile", ".zshenv",
-                                             ".zlogin", ".bash_logout"):
+    if path.parent == home and re.fullmatch(r"\.(bash|zsh)(rc|_profile|_login|_logout|env)"
+                                            r"|\.z?profile|\.zlogin", path.name):
         return f"it writes the shell start-up file ~/{path.name}"
-    if str(path).startswith(("/etc/sudoers", "/etc/passwd", "/etc/shadow", "/etc/profile",
-                             "/etc/bash.bashrc", "/etc/environment")):
+    if re.match(r"/etc/(sudoers|passwd|shadow|profile|bash\.bashrc|environment)", str(path)):
         return f"it writes {path}"
-    if parts[:2] == ("/", "dev") and path.name not in ("null", "zero", "stdout", "stderr", "tty") \
-            and "fd" not in parts:
+    if parts[:2] == ("/", "dev") and not re.fullmatch(r"/dev/(null|zero|std(out|err)|tty|"
+                                                     r"fd/\d+)", str(path)):
         return f"it writes to the device {path} (a disk?)"
     return None
 # --8<-- [end:dangerous]
@@ -1790,28 +1741,52 @@ def parse_rule(rule: str) -> tuple[str, str | None]:
     return rule, None
 
 
-def rule_applies(rule: str, tool: str, tool_input: dict, parts: list | None = None) -> bool:
-    """Does a deny or ask rule match this call? (Allow rules: see allowed_by_rules.)"""
+def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
+    """Does a deny or ask rule match this call? None if not, else a note on how
+    ("" when it plainly matches). A shell command answers Bash rules for every
+    command it runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
+    if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
+        effects = shell_effects(tool_input["command"])
+        paths = effects.writes if name != "Read" else [p for p, _ in effects.reads]
+        return "" if any(path_rule_matches(content, p) for p in paths) else None
     if name != tool and name not in tool_meta(tool)["names"]:
-        return False
-    if content is None or content in ("*", ""):
-        return True  # a bare tool name matches every call
+        return None
+    if content in (None, "*", ""):
+        return ""  # a bare tool name matches every call
     if tool == "run_shell":
-        if parts is None:  # unparseable: match the raw text, so a deny still bites
-            return command_rule_matches(content, tool_input["command"])
-        return any(command_rule_matches(content, text) for texts in parts for text in texts)
+        return shell_rule_applies(content, tool_input["command"])
     if tool in PATH_TOOLS:
-        return any(path_rule_matches(content, p) for p in rule_paths(tool_input, deny=True))
-    if tool == "web_fetch":
-        return content.startswith("domain:") and url_host(tool_input["url"]) == content[7:].lower()
-    return False
+        matched = any(path_rule_matches(content, p) for p in rule_paths(tool_input, True))
+        return "" if matched else None
+    if tool == "web_fetch" and content.startswith("domain:"):
+        return "" if url_host(tool_input["url"]) == content[7:].lower() else None
+    return None
+
+
+def shell_rule_applies(content: str, command: str) -> str | None:
+    """A Bash rule matches if it matches any command the line runs, wrappers opened
+    (`sudo /bin/rm x` is also `rm x`). If a command cannot be seen (`$X a.txt`,
+    `eval "$code"`, a line that does not parse), no rule can be ruled out: it matches."""
+    try:
+        runs = all_runs(parse_command(command))
+    except Unanalysable as e:
+        return f" (the command cannot be analysed: {e})"
+    for cmd in runs:
+        if cmd.opaque:
+            return f" ({cmd.opaque})"
+        written = " ".join(w.text for w in cmd.words)
+        if any(command_rule_matches(content, text) for text in (written, " ".join(
+                [program(cmd)] + [w.text for w in cmd.words[1:]])) if text):
+            return ""
+    return None
 
 
 def command_rule_matches(pattern: str, command: str) -> bool:
     """Claude Code's Bash rule forms: `npm test` exactly; `npm run test:*` and
     `ls *` by prefix with a word boundary (so not `lsof`); `*` elsewhere spans
-    anything, spaces and arguments included."""
+    anything, spaces and arguments included. A rule sees a command's words, never
+    its redirections: `git log > f` is `git log` plus a write that Edit rules judge."""
     if pattern.endswith(":*"):
         prefix = pattern[:-2]
         return command == prefix or command.startswith(prefix + " ")
@@ -1823,21 +1798,6 @@ def command_rule_matches(pattern: str, command: str) -> bool:
     return re.fullmatch(regex, command, re.DOTALL) is not None
 
 
-def command_parts(command: str) -> list | None:
-    """For each command in `command`: the texts a rule may match (as written, and
-    unwrapped: `sudo /bin/rm -rf x` is also `rm -rf x`). None if unparseable."""
-    try:
-        script = parse_bash(command)
-    except BashSyntaxError:
-        return None
-    parts = []
-    for cmd in all_commands(script):
-        plain = unwrap(argv(cmd))
-        unwrapped = " ".join([program_of(plain)] + [w.text for w in plain[1:]])
-        parts.append((part_text(cmd), unwrapped))
-    return parts
-
-
 def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
     """The path as written (normalised) and as resolved; allow rules use only the
     resolved one, so a symbolic link cannot launder a path into an allow rule."""
@@ -1847,99 +1807,61 @@ def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
 
 
 def path_rule_matches(pattern: str, path: Path) -> bool:
-    """gitignore-style: `//abs/**`, `~/in-home/**`, `/from-workspace-root`, `./x`
-    or `x` from the workspace. A pattern without a slash matches a name at any
-    depth; a matching directory covers everything under it."""
-    workspace, anchored = Path.cwd().resolve(), True
-    if pattern.startswith("//"):
-        base, pattern = Path("/"), pattern[2:]
-    elif pattern.startswith("~/"):
-        base, pattern = Path.home().resolve(), pattern[2:]
-    elif pattern.startswith("./"):
-        base, pattern = workspace, pattern[2:]
-    elif pattern.startswith("/"):  # from the directory that holds .claude/
-        base, pattern = workspace, pattern[1:]
-    else:
-        base, anchored = workspace, "/" in pattern.rstrip("/")
+    """gitignore patterns (pathspec reads them as git does): `//abs/**` from the root,
+    `~/x/**` from home, `/x` and `./x` from the workspace, and `x` without a slash at
+    any depth. A directory matches as the folder it is: `docs/**` covers `docs/`."""
+    for prefix, base in (("//", Path("/")), ("~/", Path.home()), ("./", Path.cwd()),
+                         ("/", Path.cwd()), ("", Path.cwd())):
+        if pattern.startswith(prefix):
+            break
+    anchored = "/" + pattern[len(prefix):] if prefix else pattern
     try:
-        rel = path.relative_to(base).parts
+        rel = path.relative_to(base.resolve()).as_posix()
     except ValueError:
         return False
-    regex = re.compile(glob_regex(pattern.rstrip("/") or "**"), re.DOTALL)
-    for k in range(1, len(rel) + 1):
-        if regex.fullmatch("/".join(rel[:k]) if anchored else rel[k - 1]):
-            return True
-    return False
+    spec = gitignore(anchored)
+    return rel != "." and spec.match_file(rel) or path.is_dir() and spec.match_file(rel + "/")
 
 
-def glob_regex(pattern: str) -> str:
-    """`**` spans directories, `*` and `?` stay within one, `[...]` is a class."""
-    out, i = [], 0
-    while i < len(pattern):
-        if pattern.endswith("/**") and i == len(pattern) - 3:
-            out.append("(?:/.*)?")  # `docs/**` also covers docs itself (a search of it)
-            i += 3
-        elif pattern.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 1:]:
-            end = pattern.index("]", i + 1)
-            out.append("[" + pattern[i + 1:end].replace("!", "^", 1) + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return "".join(out)
+def read_deny_patterns() -> list:
+    """The patterns of the Read deny rules: list_files and grep_search leave out
+    what they cover, as read_file refuses it."""
+    return [c for n, c in map(parse_rule, load_settings()["deny"]) if n == "Read" and c]
+
+
+def read_denied(patterns: list, path: str) -> bool:
+    full = Path(os.path.normpath(Path.cwd().resolve() / path))
+    return any(path_rule_matches(p, full) for p in patterns)
+
+
+@functools.lru_cache(maxsize=256)
+def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 def url_host(url: str) -> str:
     return (urlparse(url).hostname or "").lower()
 
 
-def allowed_by_rules(allow: list, tool: str, tool_input: dict, parts) -> str | None:
-    """The allow rule(s) that cover this call, or None. A compound command is
-    allowed only if every part is: by some allow rule, or by being read-only."""
-    bare = [r for r in allow if parse_rule(r)[1] in (None, "*", "")
-            and rule_applies(r, tool, tool_input)]
-    if bare:
-        return bare[0]
-    if tool != "run_shell":
-        for rule in allow:
-            name, content = parse_rule(rule)
-            if name != tool and name not in tool_meta(tool)["names"]:
-                continue
-            if tool in PATH_TOOLS and any(path_rule_matches(content, p)
-                                          for p in rule_paths(tool_input, deny=False)):
-                return rule
-            if tool == "web_fetch" and rule_applies(rule, tool, tool_input):
-                return rule
-        return None
-    if not parts:
-        return None  # unparseable: no allow rule can vouch for it
-    flags = read_only_parts(parse_bash(tool_input["command"]))
-    used = []
-    for (text, _), read_only in zip(parts, flags):
-        rule = next((r for r in allow if parse_rule(r)[0] in ("run_shell", "Bash")
-                     and parse_rule(r)[1] and command_rule_matches(parse_rule(r)[1], text)), None)
-        if rule is None and not read_only:
-            return None
-        if rule and rule not in used:
-            used.append(rule)
-    return " + ".join(used) if used else None
+def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
+    """The allow rule that covers this call (not run_shell: see shell_decision)."""
+    for rule in allow:
+        name, content = parse_rule(rule)
+        if name != tool and name not in tool_meta(tool)["names"]:
+            continue
+        if content in (None, "*", "") or tool == "web_fetch" and rule_applies(
+                rule, tool, tool_input) is not None:
+            return rule
+        if tool in PATH_TOOLS and any(path_rule_matches(content, p)
+                                      for p in rule_paths(tool_input, deny=False)):
+            return rule
+    return None
 # --8<-- [end:rules]
 
 
 # --8<-- [start:decide_permission]
-def decide_permission(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple[str, str]:
+def decide_permission(tool_name: str, tool_input: dict, mode: str,
+                      rules: dict) -> tuple[str, str]:
     """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
     decision, reason, _ = decide(tool_name, tool_input, mode, rules)
     return decision, reason
@@ -1952,24 +1874,25 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple[st
     tool = meta["tool"]
     if mode not in PERMISSION_MODES:
         return "deny", f"unknown permission mode {mode!r}", "mode"
-    parts = command_parts(tool_input.get("command", "")) if tool == "run_shell" else None
     read_only = ask_meta(meta, "is_read_only", tool_input, False)
     danger = ask_meta(meta, "is_destructive", tool_input, "its safety check failed")
-    # 1. deny rules, then ask rules: first match wins, specificity does not matter.
-    for rule in rules.get("deny", []):
-        if rule_applies(rule, tool, tool_input, parts):
-            return "deny", f"deny rule {rule}", "rule"
+    # 1. deny rules, in every mode; first match wins, specificity does not matter.
+    if rule := first_rule(rules.get("deny", []), tool, tool_input):
+        return "deny", f"deny rule {rule}", "rule"
+    if tool == "run_shell" and (hidden := denied_inside(tool_input["command"], rules)):
+        return "ask", hidden, "rule"  # `grep -r x .` would read a file a rule denies
     # 2. plan mode: nothing but read-only calls, whatever the allow rules say.
     if mode == "plan" and not read_only:
         return "deny", f"plan mode: only read-only calls run, and this {tool} call is not one", "mode"
-    for rule in rules.get("ask", []):
-        if rule_applies(rule, tool, tool_input, parts):
-            return "ask", f"ask rule {rule}", "rule"
-    # 3. dangerous calls always ask, in every mode.
+    # 3. ask rules, then dangerous calls: both ask in every mode.
+    if rule := first_rule(rules.get("ask", []), tool, tool_input):
+        return "ask", f"ask rule {rule}", "rule"
     if danger:
         return "ask", f"dangerous: {danger}", "danger"
-    # 4. allow rules.
-    if rule := allowed_by_rules(rules.get("allow", []), tool, tool_input, parts):
+    # 4. allow rules; a shell command is judged part by part.
+    if tool == "run_shell" and mode != "bypassPermissions":
+        return shell_decision(tool_input["command"], mode, rules)
+    if rule := allowed_by_rules(rules.get("allow", []), tool, tool_input):
         return "allow", f"allow rule {rule}", "rule"
     # 5. the mode decides the rest.
     if mode == "bypassPermissions":
@@ -1979,24 +1902,64 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple[st
     if tool == "web_fetch":
         return "ask", f"web_fetch reaches the network ({url_host(tool_input['url'])})", "mode"
     if read_only:
-        return "allow", "read-only command" if tool == "run_shell" else "read-only tool", "mode"
+        return "allow", "read-only tool", "mode"
     if mode == "acceptEdits" and tool in EDIT_TOOLS:
         return "allow", "acceptEdits mode: a file edit inside the workspace", "mode"
-    return "ask", f"{mode} mode: {not_read_only_part(tool, tool_input)}", "mode"
+    return "ask", f"{mode} mode: {tool} changes files", "mode"
 
 
-def not_read_only_part(tool: str, tool_input: dict) -> str:
-    """Say which part of a command is not read-only: the reason a user can act on."""
-    if tool != "run_shell":
-        return f"{tool} changes files"
-    try:
-        script = parse_bash(tool_input["command"])
-    except BashSyntaxError as e:
-        return f"the command cannot be parsed ({e}), so it is not provably read-only"
-    for cmd, read_only in zip(all_commands(script), read_only_parts(script)):
-        if not read_only:
-            return f"'{part_text(cmd)[:80]}' is not read-only"
-    return "the command is not read-only"
+def first_rule(rules: list, tool: str, tool_input: dict) -> str | None:
+    for rule in rules:
+        note = rule_applies(rule, tool, tool_input)
+        if note is not None:
+            return rule + note
+    return None
+
+
+MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
+
+
+def denied_inside(command: str, rules: dict) -> str | None:
+    """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
+    Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
+    patterns = [c for n, c in map(parse_rule, rules.get("deny", [])) if n == "Read" and c]
+    roots = [p for p, recursive in shell_effects(command).reads if recursive and patterns]
+    for root in roots if patterns else ():
+        for count, (folder, dirs, files) in enumerate(os.walk(root)):
+            for path in (Path(folder, name) for name in dirs + files):
+                if count > MAX_WALK or any(path_rule_matches(p, path) for p in patterns):
+                    return (f"it reads all of {display(root)}, which holds "
+                            f"{display(path)}, and a Read deny rule covers that")
+    return None
+
+
+def shell_decision(command: str, mode: str, rules: dict) -> tuple[str, str, str]:
+    """A command line runs unasked only if every command in it is read-only or
+    allowed by a Bash rule, every redirection writes where an Edit rule or
+    acceptEdits lets it, and no recursive read covers a path a Read rule denies."""
+    effects, used = shell_effects(command), []
+    if not effects.parts:
+        return "ask", f"{mode} mode: {effects.problem}", "mode"
+    for cmd, problem in effects.parts:
+        text = " ".join(w.text for w in cmd.words)
+        rule = next((r for r in rules.get("allow", []) if parse_rule(r)[0] in ("Bash", "run_shell")
+                     and command_rule_matches(parse_rule(r)[1] or "*", text)), None)
+        if rule is None and problem:
+            return "ask", f"{mode} mode: '{text[:80]}' is not read-only: {problem}", "mode"
+        used += [rule] if rule and rule not in used else []
+    for path in effects.writes:
+        rule = next((r for r in rules.get("allow", []) if parse_rule(r)[0] in ("Edit", "Write")
+                     and path_rule_matches(parse_rule(r)[1] or "**", path)), None)
+        if rule is None and not (mode == "acceptEdits" and is_inside(path.resolve())):
+            return "ask", f"{mode} mode: it writes {display(path)}", "mode"
+        used += [rule] if rule and rule not in used else []
+    if used:
+        return "allow", f"allow rule {' + '.join(used)}", "rule"
+    if effects.problem:  # a loop, a function, an assignment ...
+        return "ask", f"{mode} mode: {effects.problem}", "mode"
+    if effects.writes:
+        return "allow", "acceptEdits mode: its redirections write inside the workspace", "mode"
+    return "allow", "read-only command", "mode"
 # --8<-- [end:decide_permission]
 
 
