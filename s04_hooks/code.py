@@ -1119,6 +1119,18 @@ def program(cmd: Command) -> str:
 #   pattern: the first operand is a pattern, unless an option gave one (grep -e)
 #   one:     at most one path (`uniq IN OUT` writes OUT)
 #   date:    only +FORMAT (`date MMDDhhmm` sets the clock)
+FIND = ("-P -name= -iname= -path= -ipath= -wholename= -regex= -iregex= -regextype= "
+        "-type= -xtype= -maxdepth= -mindepth= -mtime= -mmin= -atime= -amin= -ctime= "
+        "-cmin= -size= -perm= -user= -group= -uid= -gid= -links= -inum= -newer@ "
+        "-samefile@ -empty -readable -writable -executable -nouser -nogroup -print "
+        "-print0 -ls -printf= -prune -quit -depth -mount -xdev -daystart -true -false "
+        "-not -and -or -a -o ! ( ) ,")
+# (no -exec, -ok, -delete, -fprint, -fls: they run or write; no -L, -H, -follow: links)
+# `test` and `[` compare integers, but in `[[ ]]` -eq and friends evaluate both sides
+# as arithmetic, which runs $( ) in a subscript; -v and -R evaluate one too.
+TEST = ("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S -n -z = == != "
+        "< > =~ -nt -ot -ef ! ( ) -o && || [ ] [[ ]]")
+INTEGER_TESTS = "-eq -ne -lt -le -gt -ge"
 READ_ONLY = {
     "cat": "-AbeEnstTuv --number --show-all --show-ends --squeeze-blank",
     "head": "-# -qvz -n= -c= --lines= --bytes= --quiet --verbose",
@@ -1196,9 +1208,9 @@ READ_ONLY = {
     "type": "text: -afptP", "pgrep": "text: -afilnovx -g= -G= -P= -s= -t= -u= -U=",
     "ps": "text: -AaefFHjlLmTwx -C= -G= -g= -o= -O= -p= -u= -U= --forest --sort= "
           "--pid= --ppid= --user= --no-headers --format=",
-    # Special, with their own checks below: git (subcommands), find (predicates),
-    # sed (scripts), test [ [[ (operators), cd (moves where later paths point).
-    "find": "", "sed": "", "git": "", "test": "", "[": "", "[[": "", "cd": "",
+    "find": FIND, "test": f"{TEST} {INTEGER_TESTS}", "[": f"{TEST} {INTEGER_TESTS}",
+    "[[": TEST,  # these four spell long options with one dash: -name, -nt
+    "git": "", "sed": "", "cd": "",  # their own checks: see SPECIAL below
 }
 READ_ONLY["egrep"] = READ_ONLY["fgrep"] = READ_ONLY["grep"]
 RECURSIVE = {  # programs that read whole directory trees: always (""), or with these
@@ -1241,13 +1253,6 @@ GIT_READ_ONLY = {  # subcommand -> its read-only options; operands: revisions, p
     "remote": "-v --verbose",          # and `git remote get-url NAME`
 }   # no `git -c` (settings can name programs), --show-signature or %G (runs gpg),
     # --output (writes), --ext-diff or --textconv (run programs)
-FIND = ("-P -name= -iname= -path= -ipath= -wholename= -regex= -iregex= -regextype= "
-        "-type= -xtype= -maxdepth= -mindepth= -mtime= -mmin= -atime= -amin= -ctime= "
-        "-cmin= -size= -perm= -user= -group= -uid= -gid= -links= -inum= -newer@ "
-        "-samefile@ -empty -readable -writable -executable -nouser -nogroup -print "
-        "-print0 -ls -printf= -prune -quit -depth -mount -xdev -daystart -true -false "
-        "-not -and -or -a -o ! ( ) ,")  # no -exec, -ok, -delete, -fprint, -fls: they
-#                                         run or write; no -L, -H, -follow: links
 SED = ("-nErsuz -e= --expression= --quiet --silent --regexp-extended --posix "
        "--debug --sandbox --null-data --separate")   # no -i (writes), -f (a script)
 SED_ADDRESS = r"(\d+(~\d+)?|\$|/([^/\\\n]|\\.)*/I?)"
@@ -1255,11 +1260,6 @@ SED_STEP = (rf"\s*({SED_ADDRESS}(\s*,\s*({SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([pdq
             r"GhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*|y/([^/\\\n]|\\.)*/"
             r"([^/\\\n]|\\.)*/)\s*")
 SED_SCRIPT = re.compile(rf"{SED_STEP}([;\n]{SED_STEP})*;?\s*")  # no w, W, e, r, R
-# `test` and `[` compare integers, but in `[[ ]]` -eq and friends evaluate both sides
-# as arithmetic, which runs $( ) in a subscript; -v and -R evaluate one too.
-TEST = ("-a -b -c -d -e -f -g -h -k -p -r -s -t -u -w -x -G -L -N -O -S -n -z = == != "
-        "< > =~ -nt -ot -ef ! ( ) -o && || [ ] [[ ]]")
-INTEGER_TESTS = "-eq -ne -lt -le -gt -ge"
 # --8<-- [end:read_only]
 
 
@@ -1317,8 +1317,7 @@ def command_effects(cmd: Command, cwd: Path, effects: ShellEffects) -> str | Non
     if not cmd.words or cmd.words[0].text not in READ_ONLY:
         return f"{cmd.words[0].text} is not a program known to only read" if cmd.words else None
     prog, args = cmd.words[0].text, expand_globs(cmd.words[1:], cwd)
-    special = {"git": git_effects, "sed": sed_effects, "cd": cd_effects}
-    problem, paths, recursive = special.get(prog, program_effects)(prog, args)
+    problem, paths, recursive = SPECIAL.get(prog, program_effects)(prog, args)
     for path in paths if problem is None else ():
         full = Path(os.path.normpath(cwd / path))
         if not is_inside(full.resolve()):
@@ -1417,8 +1416,7 @@ def take_option(prog, name, attached, table, queue, given) -> str | None:
 
 def program_effects(prog: str, args: list) -> tuple:
     """(problem or None, the paths it reads, recursively?) for a READ_ONLY program."""
-    spec = {"find": FIND, "test": TEST + " " + INTEGER_TESTS, "[": TEST + " " +
-            INTEGER_TESTS, "[[": TEST}.get(prog, READ_ONLY[prog])
+    spec = READ_ONLY[prog]
     problem, operands, given = read_options(prog, spec, args, bundles=prog not in (
         "find", "test", "[", "[["))
     kind, seen = options_of(spec)[0], {name for name, _, _ in given}
@@ -1466,6 +1464,9 @@ def cd_effects(prog: str, args: list) -> tuple:
     if len(args) != 1 or args[0] == "-":
         return "cd without one directory goes home or back ($OLDPWD)", [], False
     return None, args, False
+
+
+SPECIAL = {"git": git_effects, "sed": sed_effects, "cd": cd_effects}  # prog -> check
 # --8<-- [end:read_only_check]
 
 

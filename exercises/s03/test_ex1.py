@@ -2,9 +2,9 @@
 
     pytest exercises/s03/test_ex1.py
 
-It calls your `git_stash_read_only` directly, then the classifier on whole commands
-(`is_read_only_command`), then the gate: in plan mode, a scripted model may list
-the stashes of a real git repository, and may not drop one.
+It runs the classifier (`is_read_only_command`) on whole git commands, then the gate:
+in plan mode, a scripted model may list the stashes of a real git repository, and may
+not drop one.
 """
 
 import os
@@ -14,53 +14,43 @@ from pathlib import Path
 from exercises.conftest import blocks, result_text, run_agent
 from offline.server import reply, tool_use
 
-READS = [["list"], ["show"], ["show", "-p", "stash@{1}"], ["list", "--oneline"],
-         ["show", "--stat"]]
-WRITES = {  # args -> what the command would do to your work
-    (): "`git stash` alone stashes your changes and resets the files",
-    ("push", "-m", "wip"): "push stashes your changes",
-    ("save",): "save is the old spelling of push",
-    ("pop",): "pop changes files and drops the stash",
-    ("apply",): "apply changes files",
-    ("drop",): "drop deletes a stash for good",
-    ("clear",): "clear deletes every stash",
-    ("branch", "fix"): "branch checks out a new branch",
-    ("create",): "create writes an object",
-    ("store", "abc123"): "store writes to the stash ref",
-    ("-p",): "`git stash -p` is `git stash push -p`",
-    ("--", "notes.txt"): "`git stash -- FILE` stashes that file",
-    ("-u",): "`git stash -u` stashes, untracked files too",
+READS = ["git stash list", "git stash show", "git stash show -p stash@{1}",
+         "git stash list --oneline", "git stash show --stat", "git --no-pager stash list",
+         "git stash list | head -5"]
+WRITES = {  # command -> what it would do to your work
+    "git stash": "`git stash` alone stashes your changes and resets the files",
+    "git stash push -m wip": "push stashes your changes",
+    "git stash save": "save is the old spelling of push",
+    "git stash pop": "pop changes files and drops the stash",
+    "git stash apply": "apply changes files",
+    "git stash drop": "drop deletes a stash for good",
+    "git stash clear": "clear deletes every stash",
+    "git stash branch fix": "branch checks out a new branch",
+    "git stash store abc123": "store writes to the stash ref",
+    "git stash -p": "`git stash -p` is `git stash push -p`",
+    "git stash -- notes.txt": "`git stash -- FILE` stashes that file",
+    "git stash list; git stash clear": "its second part deletes every stash",
+    "git stash show --output=out.txt": "--output writes a file (it is on no list)",
+    "git stash list --show-signature": "--show-signature runs gpg (it is on no list)",
 }
 
 
-def test_stash_subcommands_that_read(mod):
-    """git_stash_read_only is True for `list` and `show`, with or without options."""
-    for args in READS:
-        assert mod.git_stash_read_only(list(args)) is True, (
-            f"git_stash_read_only({args!r}) should be True: `git stash {' '.join(args)}` "
-            "only reads.")
-
-
-def test_stash_subcommands_that_write(mod):
-    """git_stash_read_only is False for everything that changes your work or the stash."""
-    for args, why in WRITES.items():
-        assert mod.git_stash_read_only(list(args)) is False, (
-            f"git_stash_read_only({list(args)!r}) should be False: {why}. Only the "
-            "first word decides: `list` or `show`, nothing else.")
-
-
-def test_whole_commands(mod):
-    """is_read_only_command now lets `git stash list` and `git stash show` through."""
-    for command in ("git stash list", "git stash show -p", "git --no-pager stash list",
-                    "git stash list | head -5"):
+def test_stash_list_and_show_read(mod):
+    """is_read_only_command lets `git stash list` and `git stash show` through."""
+    for command in READS:
         assert mod.is_read_only_command(command), (
-            f"is_read_only_command({command!r}) is False. git_read_only refuses any "
-            "subcommand not in GIT_READ_ONLY before it looks further: add 'stash' there, "
-            "and send `git stash ...` to git_stash_read_only.")
-    for command in ("git stash", "git stash drop", "git stash list; git stash clear",
-                    "git stash pop && git status", "git stash show --output=out.txt"):
+            f"is_read_only_command({command!r}) is False: {mod.shell_effects(command).problem}."
+            " Give `stash` a row in GIT_READ_ONLY with the options `list` and `show` "
+            "accept (log's and diff's), and a rule in git_effects that lets only those "
+            "two through.")
+
+
+def test_every_other_stash_command_changes_things(mod):
+    """Everything else that `git stash` does changes your work or the stash."""
+    for command, why in WRITES.items():
         assert not mod.is_read_only_command(command), (
-            f"is_read_only_command({command!r}) is True, but the command changes things.")
+            f"is_read_only_command({command!r}) is True, but {why}. Only the first "
+            "operand decides: `list` or `show`, nothing else, not even nothing.")
 
 
 def test_the_rest_of_git_is_unchanged(mod):

@@ -2,7 +2,7 @@
 
     pytest exercises/s03/test_ex3.py
 
-It calls your `tar_read_only` on tar's three spellings of options, then the whole
+It calls your `tar_effects` on tar's three spellings of options, then the whole
 classifier (`is_read_only_command`), then the gate: in plan mode a scripted model
 may list a real archive, and may not unpack it.
 """
@@ -45,26 +45,35 @@ def words(args: str) -> list[str]:
 
 
 def test_listings_are_read_only(mod):
-    """tar_read_only is True for a listing, in every spelling tar accepts."""
+    """tar_effects finds no problem in a listing, in every spelling tar accepts, and
+    returns the archive as the path it reads."""
     for args in LISTS:
-        assert mod.tar_read_only(words(args)) is True, (
-            f"tar_read_only({words(args)!r}) should be True: `tar {args}` only lists.")
+        problem, paths, _ = mod.tar_effects("tar", words(args))
+        assert problem is None, (
+            f"tar_effects('tar', {words(args)!r}) says {problem!r}, but `tar {args}` "
+            "only lists.")
+        archive = next(w for w in words(args) if w.endswith(("tar", "tgz", "bz2", "xz")))
+        assert [p.removeprefix("-f").removeprefix("--file=") for p in paths] == [
+            archive.removeprefix("-tf").removeprefix("--file=")], (
+            f"tar_effects('tar', {words(args)!r}) returned the paths {paths!r}: it should "
+            f"return the archive, {archive!r}, and nothing else (members are not files).")
 
 
 def test_everything_else_is_not(mod):
-    """tar_read_only is False for writes, programs tar would run, remote archives and
-    options it does not know."""
+    """tar_effects names a problem for writes, programs tar would run, remote archives
+    and options it does not know."""
     for args, why in NOT.items():
-        assert mod.tar_read_only(words(args)) is False, (
-            f"tar_read_only({words(args)!r}) should be False: {why}.")
+        problem, _, _ = mod.tar_effects("tar", words(args))
+        assert problem, (
+            f"tar_effects('tar', {words(args)!r}) finds no problem, but {why}.")
 
 
 def test_the_classifier_knows_tar(mod):
     """is_read_only_command: tar listings pass, and the usual rules still hold for them."""
     for command in ("tar -tzf site.tgz", "tar tf stock.tar | head -3", "tar --list -f stock.tar"):
         assert mod.is_read_only_command(command), (
-            f"is_read_only_command({command!r}) is False: is tar in READ_ONLY_PROGRAMS, "
-            "with tar_read_only as its check?")
+            f"is_read_only_command({command!r}) is False: is tar in READ_ONLY, and "
+            "tar_effects in SPECIAL?")
     for command, why in (("tar -tf /etc/backup.tar", "the archive is outside the workspace"),
                          ("tar -tf stock.tar > list.txt", "the redirection writes a file"),
                          ("tar -tf stock.tar; tar -xf stock.tar", "the second part extracts")):
