@@ -10,14 +10,21 @@ every call first passes a permission gate, inside the one pipeline every call ta
   (`--permission-mode`, or `permissions.defaultMode` in the settings).
 - allow / deny / ask rules in Claude Code's format, from `.claude/settings.json`
   and `.claude/settings.local.json`: deny, then ask, then allow; first match wins.
-- a bash read-only classifier that parses the command (`is_read_only_command`) and
-  a list of dangerous commands that always ask, in every mode.
+- shell commands parsed with tree-sitter-bash (Claude Code's own grammar), walked
+  with an allow-list of node types: whatever it does not know is unanalysable.
+- read-only as allow-list tables (`is_read_only_command`): programs and the options
+  that keep each read-only, anything unlisted is not; redirections are writes that
+  the Edit rules judge. Dangerous commands as one table that asks in every mode,
+  behind wrappers (`sudo`, `sh -c`, `find -exec` ...) and braces.
+- deny rules that see every command a line runs; Read and Edit rules that cover
+  every tool that reads or writes (grep_search and list_files leave denied files out).
 - asking: y / n / always on a terminal; with no terminal, the answer is no, and
   the model is told why. Paths outside the workspace become a question.
 - read-before-edit: no edit to a file the agent has not read, or that changed on
   disk since it did.
 
-Unchanged: the loop, the tools and their handlers. Left for later: hooks (s04),
+Unchanged: the loop, and the tools but for two lines: list_files and grep_search
+leave out what a Read deny rule covers. Left for later: hooks (s04),
 deferred tools (s05), concurrency (s06).
 
 Run:  python s03_permissions/code.py            (REPL; offline demo if no API key)

@@ -2,7 +2,8 @@
 
     pytest exercises/s03/test_ex1.py
 
-It runs the classifier (`is_read_only_command`) on whole git commands, then the gate:
+It calls your `git_stash_reads`, then the classifier (`is_read_only_command`) on
+whole git commands, then the gate:
 in plan mode, a scripted model may list the stashes of a real git repository, and may
 not drop one.
 """
@@ -35,14 +36,26 @@ WRITES = {  # command -> what it would do to your work
 }
 
 
+def test_git_stash_reads(mod):
+    """git_stash_reads is True for `list` and `show` first, False for everything else."""
+    for operands, want in ((["list"], True), (["show"], True), (["show", "stash@{1}"], True),
+                           ([], False), (["push", "wip"], False), (["pop"], False),
+                           (["drop"], False), (["clear"], False), (["apply"], False),
+                           (["branch", "fix"], False), (["store", "abc123"], False),
+                           (["notes.txt"], False)):
+        assert mod.git_stash_reads(operands) is want, (
+            f"git_stash_reads({operands!r}) should be {want}: only a first operand of "
+            "`list` or `show` reads; `git stash` alone is `git stash push`.")
+
+
 def test_stash_list_and_show_read(mod):
     """is_read_only_command lets `git stash list` and `git stash show` through."""
     for command in READS:
         assert mod.is_read_only_command(command), (
             f"is_read_only_command({command!r}) is False: {mod.shell_effects(command).problem}."
             " Give `stash` a row in GIT_READ_ONLY with the options `list` and `show` "
-            "accept (log's and diff's), and a rule in git_effects that lets only those "
-            "two through.")
+            "accept (log's and diff's), and a rule in git_effects, beside remote's and "
+            "reflog's, that uses git_stash_reads.")
 
 
 def test_every_other_stash_command_changes_things(mod):
