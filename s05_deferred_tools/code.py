@@ -820,6 +820,7 @@ KNOWN_NODES = READ_ONLY_NODES | set(
     "c_style_for_statement while_statement case_statement case_item "
     "function_definition ternary_expression postfix_expression".split())
 COMMAND_NODES = {"command", "declaration_command", "unset_command", "test_command"}
+TEXT = {"word", "string_content", "heredoc_body", "heredoc_content"}  # `...` left as text
 EVALUATES = {"let", "declare", "typeset", "local", "export", "readonly", "read",
              "mapfile", "readarray", "printf", "unset", "-v", "-R", "-eq", "-ne", "-lt",
              "-le", "-gt", "-ge"}  # bash evaluates their words' array subscripts
@@ -880,6 +881,9 @@ def parse_command(command: str, depth: int = 0) -> Script:
                 or node.type == "string_content" and re.search(rb"\\(\$\(|`)", node.text):
             hidden = True  # '$(x)' is text, until bash evaluates it as code
         arithmetic |= node.type in ("arithmetic_expansion", "c_style_for_statement", "((")
+        if node.child_count == 0 and node.type in TEXT and re.search(
+                rb"`|(?<!\\)\$\(", node.text) and not quoted_heredoc(node):
+            raise Unanalysable("bash would run a substitution the parser read as text")
     script.commands += groups  # `{ ...; } > file`: the group's redirections
     script.pipelines = [[by_id[n.id] for n in p if n.id in by_id] for p in script.pipelines]
     if hidden and (arithmetic or any(({program(c)} | {w.text for w in c.words}) & EVALUATES
@@ -907,14 +911,22 @@ def join_lines(src: bytes) -> bytes:
             while node and node.type not in ("raw_string", "ansi_c_string", "comment",
                                               "heredoc_body"):
                 node = node.parent
-            if node is None or node.type == "heredoc_body" and not re.search(
-                    rb"['\"\\]", node.prev_sibling.text):  # <<'EOF' keeps its text
-                cut.append(m.end() - 2)
+            if node is None or node.type == "heredoc_body" and not quoted_heredoc(node):
+                cut.append(m.end() - 2)  # <<'EOF' keeps its text as written
         if not cut:
             return src
         for at in reversed(cut):
             src = src[:at] + src[at + 2:]
     raise Unanalysable("its continued lines could not be joined")
+
+
+def quoted_heredoc(node) -> bool:
+    """Is `node` in the body of <<'EOF', <<"EOF" or <<\\EOF, which bash keeps as
+    written (no substitution runs in it)?"""
+    while node is not None and node.type != "heredoc_redirect":
+        node = node.parent
+    start = node and next((c for c in node.children if c.type == "heredoc_start"), None)
+    return start is not None and re.search(rb"['\"\\]", start.text) is not None
 
 
 def check_heredoc(node, src: bytes) -> None:
@@ -1097,7 +1109,7 @@ WRAPPERS = {  # program -> its options that take a value; then the command it ru
     "xargs": "-I -n -P -d -L -s -E -a", "stdbuf": "-i -o -e", "exec": "-a",
     "strace": "-o -e -p", "flock": "-w -E", "nohup": "", "time": "", "command": "",
     "builtin": "", "setsid": "", "busybox": "", "unbuffer": "", "chroot": "",
-    "nsenter": "-t", "fakeroot": "", "torsocks": "", "caffeinate": "-t -w"}
+    "nsenter": "-t", "fakeroot": "", "torsocks": "", "caffeinate": "-t -w", "coproc": ""}
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox"}
 
 

@@ -180,7 +180,9 @@ HIDDEN = [  # each of these makes bash run `touch x`, though nothing there looks
     "(( y << 2 ))\ntouch x\n2", "echo $(( 1 <<EOF ))\ntouch x\nEOF",
     "{touch,x}", "eval 'touch x'", "echo 'touch x' | sh", "sh -c 'touch x'",
     "find . -maxdepth 0 -exec touch x \\;", "env touch x", "timeout 5 touch x",
-    "x=touch; $x x", "$'\\x74ouch' x",
+    "x=touch; $x x", "$'\\x74ouch' x", "echo ${y:=`touch x`}", "cat <<EOF\n`touch x`\nEOF",
+    "cat <<-EOF\n\t$(touch x)\n\tEOF", "echo `echo \\`touch x\\``", "coproc touch x",
+    "$(true) touch x",
 ]
 
 
@@ -285,6 +287,9 @@ def test_an_edit_deny_rule_covers_redirections_in_every_mode(mod, project):
         assert decision == "deny", mode
     assert verdict(mod, "cd docs && echo x > guide.md", "bypassPermissions",
                    deny=["Edit(docs/**)"])[0] == "deny"
+    assert verdict(mod, 'echo x > "$F"', "bypassPermissions", deny=["Edit(docs/**)"])[0] == "deny"
+    assert verdict(mod, "echo $HOME > notes.txt", "bypassPermissions",
+                   deny=["Edit(docs/**)"])[0] == "allow"
 
 
 # --- Read deny rules cover every reading tool -----------------------------------------------
