@@ -1807,6 +1807,9 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
         effects = shell_effects(tool_input["command"])
         paths = effects.writes if name != "Read" else [p for p, _ in effects.reads]
+        if name != "Read" and any(is_write(op, t) and not t.static
+                                  for c, _ in effects.parts for op, t in c.redirects):
+            return " (a redirection writes to a file only known at run time)"
         return "" if any(path_rule_matches(content, p) for p in paths) else None
     if name != tool and name not in tool_meta(tool)["names"]:
         return None

@@ -1822,6 +1822,9 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
         effects = shell_effects(tool_input["command"])
         paths = effects.writes if name != "Read" else [p for p, _ in effects.reads]
+        if name != "Read" and any(is_write(op, t) and not t.static
+                                  for c, _ in effects.parts for op, t in c.redirects):
+            return " (a redirection writes to a file only known at run time)"
         return "" if any(path_rule_matches(content, p) for p in paths) else None
     if name != tool and name not in tool_meta(tool)["names"]:
         return None
@@ -2034,31 +2037,6 @@ def shell_decision(command: str, mode: str, rules: dict) -> tuple[str, str, str]
         return "allow", "acceptEdits mode: its redirections write inside the workspace", "mode"
     return "allow", "read-only command", "mode"
 # --8<-- [end:decide_permission]
-
-
-# --8<-- [start:terminal]
-# Several threads share one terminal. A lock keeps each message whole, and a question
-# to the user holds it too, so nothing prints over a prompt and two calls never ask
-# at once. Reentrant: the thread that asks may print while it holds it.
-TERMINAL_LOCK = threading.RLock()
-PREFIX = contextvars.ContextVar("PREFIX", default="")  # "[agent name] " in a subagent
-
-
-def say(text: str) -> None:
-    """Print whole lines, labelled with this context's prefix, without interleaving."""
-    prefix = PREFIX.get()
-    lines = "".join(f"{prefix}{line}\n" for line in text.split("\n"))
-    with TERMINAL_LOCK:
-        sys.stdout.write(lines)
-        sys.stdout.flush()
-
-
-def write(text: str) -> None:
-    """Print streamed text as it arrives (no newline added)."""
-    with TERMINAL_LOCK:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-# --8<-- [end:terminal]
 
 
 # --8<-- [start:ask]
