@@ -2039,6 +2039,31 @@ def shell_decision(command: str, mode: str, rules: dict) -> tuple[str, str, str]
 # --8<-- [end:decide_permission]
 
 
+# --8<-- [start:terminal]
+# Several threads share one terminal. A lock keeps each message whole, and a question
+# to the user holds it too, so nothing prints over a prompt and two calls never ask
+# at once. Reentrant: the thread that asks may print while it holds it.
+TERMINAL_LOCK = threading.RLock()
+PREFIX = contextvars.ContextVar("PREFIX", default="")  # "[agent name] " in a subagent
+
+
+def say(text: str) -> None:
+    """Print whole lines, labelled with this context's prefix, without interleaving."""
+    prefix = PREFIX.get()
+    lines = "".join(f"{prefix}{line}\n" for line in text.split("\n"))
+    with TERMINAL_LOCK:
+        sys.stdout.write(lines)
+        sys.stdout.flush()
+
+
+def write(text: str) -> None:
+    """Print streamed text as it arrives (no newline added)."""
+    with TERMINAL_LOCK:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+# --8<-- [end:terminal]
+
+
 # --8<-- [start:ask]
 def current_mode(settings: dict) -> str:
     mode = SESSION["mode"] or settings.get("defaultMode") or "default"
