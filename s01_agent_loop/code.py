@@ -33,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-# --8<-- [start:config]
+# === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s01"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 MAX_TOKENS = 8000
@@ -47,9 +47,8 @@ SYSTEM = (
     "You are a coding agent working in the directory {cwd}. Use the run_shell tool "
     "to inspect and change files. Act, then report briefly what you did."
 )
-# --8<-- [end:config]
 
-# --8<-- [start:tools]
+# === s01 · tools: what the model may call ===
 TOOLS = [
     {
         "name": "run_shell",
@@ -68,10 +67,9 @@ TOOLS = [
         },
     },
 ]
-# --8<-- [end:tools]
 
 
-# --8<-- [start:run_shell]
+# === s01 · run_shell: a shell that cannot hang ===
 # Settings that stop programs from waiting for a human: pagers, editors, prompts.
 NON_INTERACTIVE_ENV = {
     "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
@@ -129,10 +127,9 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS) -> str:
     f.seek(size - half)
     tail = f.read().decode(errors="replace")
     return f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle ...]\n\n{tail}".rstrip("\n")
-# --8<-- [end:run_shell]
 
 
-# --8<-- [start:execute]
+# === s01 · execute_tool: every tool_use gets its tool_result ===
 def execute_tool(block) -> tuple[str, bool]:
     """Run one tool_use block. Returns (output, is_error); never raises."""
     if block.name != "run_shell":
@@ -147,10 +144,9 @@ def execute_tool(block) -> tuple[str, bool]:
         return run_shell(command, timeout), False
     except Exception as e:  # errors are data: the model reads them and adapts
         return f"Error: {type(e).__name__}: {e}", True
-# --8<-- [end:execute]
 
 
-# --8<-- [start:show]
+# === s01 · display: each call and its result ===
 def show_call(block) -> None:
     """Print a tool call the way the model asked for it."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
@@ -168,10 +164,9 @@ def show_result(output: str, is_error: bool, lines: int = 6) -> None:
         row = mark + (row if len(row) <= 160 else row[:157] + "...")
         print(f"\033[2m{row}\033[0m" if COLOR else row)
         mark = "  "
-# --8<-- [end:show]
 
 
-# --8<-- [start:loop]
+# === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
     """Run the model and its tools until it answers without a tool_use.
@@ -202,10 +197,9 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                             "content": output, "is_error": is_error})
         messages.append({"role": "user", "content": results})
     return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
-# --8<-- [end:loop]
 
 
-# --8<-- [start:main]
+# === s01 · the command line: a REPL, one task, or the offline demo ===
 def run_task(prompt: str, messages: list, client, args) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
@@ -301,4 +295,3 @@ def explain(e: Exception) -> str:
 
 if __name__ == "__main__":
     sys.exit(main())
-# --8<-- [end:main]

@@ -24,8 +24,6 @@ Run:  python s02_tool_use/code.py            (REPL; offline demo if no API key)
 
 import argparse
 import difflib
-import fnmatch
-import glob
 import os
 import re
 import shutil
@@ -40,7 +38,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlparse
 
-# --8<-- [start:config]
+import pathspec
+
+# === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s02"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 MAX_TOKENS = 8000
@@ -48,6 +48,16 @@ MAX_TURNS = 50               # model calls per task before we give up on a runaw
 DEFAULT_TIMEOUT = 120        # seconds a shell command may run ...
 MAX_TIMEOUT = 600            # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
+COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+SYSTEM = (
+    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
+    "and change files: read before you edit, prefer edit_file over rewriting a whole "
+    "file, and check your work. Act, then report briefly what you did."
+)
+
+
+# === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
 RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 READ_LIMIT = 2000            # lines read_file returns by default
@@ -57,65 +67,9 @@ LIST_LIMIT = 100             # paths list_files returns
 GREP_LIMIT = 100             # matching lines grep_search returns
 FETCH_TIMEOUT = 30           # seconds for web_fetch
 FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
-COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-SYSTEM = (
-    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
-    "and change files: read before you edit, prefer edit_file over rewriting a whole "
-    "file, and check your work. Act, then report briefly what you did."
-)
-# --8<-- [end:config]
-
-# --8<-- [start:tools]
-def schema(properties: dict, required: list) -> dict:
-    return {"type": "object", "properties": properties, "required": required}
 
 
-STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
-
-TOOLS = [
-    {"name": "run_shell",
-     "description": "Run a shell command in the workspace; returns stdout, stderr and "
-                    "the exit code. Stdin is closed. Default timeout "
-                    f"{DEFAULT_TIMEOUT}s, at most {MAX_TIMEOUT}s.",
-     "input_schema": schema({"command": STRING, "timeout": INTEGER}, ["command"])},
-    {"name": "read_file",
-     "description": f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
-                    "lines from `offset` (1-based line number); use offset/limit to "
-                    "read on.",
-     "input_schema": schema({"file_path": STRING, "offset": INTEGER, "limit": INTEGER},
-                            ["file_path"])},
-    {"name": "write_file",
-     "description": "Create or overwrite a file with `content` (atomically). Prefer "
-                    "edit_file to change part of an existing file.",
-     "input_schema": schema({"file_path": STRING, "content": STRING},
-                            ["file_path", "content"])},
-    {"name": "edit_file",
-     "description": "Replace `old_string` with `new_string` in a file. `old_string` "
-                    "must match exactly once (include surrounding lines to make it "
-                    "unique) unless `replace_all` is true. An empty `old_string` "
-                    "creates a new file.",
-     "input_schema": schema({"file_path": STRING, "old_string": STRING,
-                             "new_string": STRING, "replace_all": BOOLEAN},
-                            ["file_path", "old_string", "new_string"])},
-    {"name": "list_files",
-     "description": "Find files by glob pattern (e.g. '**/*.py'), newest first. "
-                    "Skips .git and git-ignored files.",
-     "input_schema": schema({"pattern": STRING, "path": STRING}, ["pattern"])},
-    {"name": "grep_search",
-     "description": "Search file contents with a regular expression; returns "
-                    "file:line:text. `include` filters files by glob (e.g. '*.py').",
-     "input_schema": schema({"pattern": STRING, "path": STRING, "include": STRING},
-                            ["pattern"])},
-    {"name": "web_fetch",
-     "description": "Fetch an http(s) URL and return its text (HTML turned into "
-                    "readable text), at most `max_length` characters.",
-     "input_schema": schema({"url": STRING, "max_length": INTEGER}, ["url"])},
-]
-# --8<-- [end:tools]
-
-
-# --8<-- [start:safe_path]
+# === s02 · safe_path: every path stays in the workspace ===
 class ToolError(Exception):
     """An expected failure; its message goes to the model as an is_error result."""
 
@@ -138,10 +92,9 @@ def safe_path(path: str) -> Path:
 def display(path: Path) -> str:
     """A path as the model should see it: relative to the workspace."""
     return str(path.relative_to(Path.cwd().resolve())) or "."
-# --8<-- [end:safe_path]
 
 
-# --8<-- [start:shape]
+# === s02 · result shaping: head and tail kept, the whole saved ===
 def save_result(source, name: str) -> str:
     """Save a whole result (a string, or a file to copy) under RESULTS_DIR."""
     folder = Path.cwd() / RESULTS_DIR
@@ -168,10 +121,9 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
     return (f"{output[:half]}\n\n[... {len(output) - 2 * half:,} characters cut from "
             f"the middle; the whole result ({len(output):,} characters) is saved in "
             f"{saved}: read it with read_file offset/limit ...]\n\n{output[-half:]}")
-# --8<-- [end:shape]
 
 
-# --8<-- [start:run_shell]
+# === s01 · run_shell: a shell that cannot hang ===
 # Settings that stop programs from waiting for a human: pagers, editors, prompts.
 NON_INTERACTIVE_ENV = {
     "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
@@ -233,10 +185,9 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     tail = f.read().decode(errors="replace")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
             f"{name} is saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
-# --8<-- [end:run_shell]
 
 
-# --8<-- [start:read_file]
+# === s02 · read_file: numbered lines, a window at a time ===
 def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
     """Numbered lines of a text file, from line `offset`, at most `limit` of them."""
     path = safe_path(file_path)
@@ -281,10 +232,9 @@ def is_binary(path: Path) -> bool:
     """A NUL byte in the first 8 KB: what git and grep also take as binary."""
     with path.open("rb") as f:
         return b"\0" in f.read(8192)
-# --8<-- [end:read_file]
 
 
-# --8<-- [start:write_file]
+# === s02 · write_file: atomic, or not at all ===
 def write_file(file_path: str, content: str) -> str:
     path = safe_path(file_path)
     if path.is_dir():
@@ -316,10 +266,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
-# --8<-- [end:write_file]
 
 
-# --8<-- [start:edit_file]
+# === s02 · edit_file: one exact match; quotes and line endings forgiven ===
 CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 
 
@@ -451,68 +400,12 @@ def numbered_diff(before: str, after: str, context: int = 1, max_lines: int = 40
     if len(rows) > max_lines:
         rows = rows[:max_lines] + [f"   ... ({len(rows) - max_lines} more diff lines)"]
     return "\n".join(rows) or "(no line changed)"
-# --8<-- [end:edit_file]
 
 
-# --8<-- [start:list_files]
-def list_files(pattern: str, path: str = ".") -> str:
-    """Files matching a glob pattern, newest first, without .git and ignored files."""
-    base = safe_path(path)
-    if not base.is_dir():
-        raise ToolError(f"{path} is not a directory.")
-    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
-    found = []
-    for name in glob.glob(pattern, root_dir=base, recursive=True):
-        full = Path(os.path.normpath(base / name))  # "../x" in a pattern climbs out
-        if not inside(full, workspace) or not inside(full.resolve(), workspace):
-            continue  # outside, or reached through a link that leads out
-        rel = full.relative_to(workspace).as_posix()
-        if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules):
-            found.append((full.stat().st_mtime, rel))
-    if not found:
-        return f"No files match '{pattern}' in {'the workspace' if base == workspace else display(base)}."
-    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
-    rows = [rel for _, rel in found[:LIST_LIMIT]]
-    if len(found) > LIST_LIMIT:
-        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
-    return "\n".join(rows)
-
-
-def inside(path: Path, workspace: Path) -> bool:
-    return path == workspace or workspace in path.parents
-
-
-def gitignore_rules(root: Path) -> list[tuple[str, bool, bool, bool]]:
-    """(pattern, negated, directory-only, anchored) for each line of .gitignore.
-    A common subset of gitignore: no nested .gitignore files, no `**` subtleties."""
-    file = root / ".gitignore"
-    rules = []
-    for line in file.read_text(errors="replace").splitlines() if file.is_file() else []:
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        negated, line = line.startswith("!"), line.lstrip("!")
-        dir_only, line = line.endswith("/"), line.rstrip("/")
-        anchored = "/" in line
-        rules.append((line.lstrip("/"), negated, dir_only, anchored))
-    return rules
-
-
-def is_ignored(rel: str, rules) -> bool:
-    """Does a rule match the file or one of its parent directories? Last match wins."""
-    parts, ignored = rel.split("/"), False
-    for pattern, negated, dir_only, anchored in rules:
-        for k in range(1, len(parts) + 1):
-            if dir_only and k == len(parts):
-                continue  # a directory-only rule never matches the file itself
-            target = "/".join(parts[:k]) if anchored else parts[k - 1]
-            if fnmatch.fnmatchcase(target, pattern):
-                ignored = not negated
-    return ignored
-# --8<-- [end:list_files]
-
-
-# --8<-- [start:grep_search]
+# === s02 · ripgrep: what list_files and grep_search run ===
+# ripgrep (`rg`) lists and searches a tree faster than anything written in Python,
+# and honours every .gitignore, nested ones too, as git does. The `ripgrep` package
+# in requirements.txt ships the binary.
 def find_rg() -> str | None:
     """ripgrep on PATH, or beside this Python (pip's `ripgrep` in an inactive venv)."""
     beside = Path(sys.executable).parent / "rg"
@@ -522,40 +415,14 @@ def find_rg() -> str | None:
 RG = find_rg()
 
 
-def grep_search(pattern: str, path: str = ".", include: str | None = None) -> str:
-    """Lines matching a regular expression, as file:line:text, capped."""
-    base = safe_path(path)
-    if not base.exists():
-        raise ToolError(f"path not found: {path}")
-    rel = display(base)
-    search = rg_search(pattern, rel, include) if RG else python_search(pattern, base, include)
-    shown, total = [], 0
-    for line in search:  # subtle: count every match, but keep only the first few
-        total += 1
-        if total <= GREP_LIMIT:
-            shown.append(line.replace("\0", ":", 1))
-    if not total:
-        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
-    if total > GREP_LIMIT:
-        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
-    return "\n".join(shown)
-
-
-def rg_search(pattern: str, rel: str, include: str | None):
-    """Yield ripgrep's lines (file NUL line:text) as they come: a million matches
-    cost no memory."""
-    # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
-    # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
-    cmd = [RG, "--line-number", "--with-filename", "--null", "--no-heading", "--color=never",
-           "--sort=path", "--max-columns=300", "--max-columns-preview",
-           "--no-require-git",  # honour .gitignore even outside a git repository
-           "-e", pattern]
-    if include:
-        cmd += ["--glob", include]
-    if rel != ".":
-        cmd += ["--", rel]
+def ripgrep(args: list, cwd: Path | None = None):
+    """Yield ripgrep's output lines as they come: a million of them cost no memory."""
+    if RG is None:
+        raise ToolError("ripgrep (rg) is not installed. `pip install -r requirements.txt` "
+                        "installs it; or see https://github.com/BurntSushi/ripgrep.")
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+        proc = subprocess.Popen([RG, "--no-require-git", "--color=never", *args], cwd=cwd,
+                                stdout=subprocess.PIPE, stderr=err, text=True,
                                 errors="replace", stdin=subprocess.DEVNULL)
         try:
             any_line = False
@@ -566,7 +433,7 @@ def rg_search(pattern: str, rel: str, include: str | None):
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
                 if "No files were searched" not in message:  # nothing to search: no match
-                    raise ToolError(f"grep_search failed: {message}")
+                    raise ToolError(f"ripgrep failed: {message}")
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -574,40 +441,53 @@ def rg_search(pattern: str, rel: str, include: str | None):
             proc.stdout.close()
 
 
-def python_search(pattern: str, base: Path, include: str | None):
-    """The same search without ripgrep: slower, and Python's regex dialect."""
-    try:
-        regex = re.compile(pattern)
-    except re.error as e:
-        raise ToolError(f"bad regular expression {pattern!r}: {e}")
-    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
-    files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
-    globs = expand_braces(include) if include else []
-    for file in files:
-        rel = file.relative_to(workspace).as_posix()
-        if file != base and (file.is_symlink() or not inside(file.resolve(), workspace) or
-                             any(p.startswith(".") for p in file.relative_to(base).parts)
-                             or is_ignored(rel, rules)):
-            continue  # like rg: skip links, hidden and ignored files
-        if (globs and not any(fnmatch.fnmatch(file.name, g) for g in globs)) or is_binary(file):
-            continue
-        with file.open(encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(text_lines(f, 300), start=1):
-                if regex.search(line):
-                    yield f"{rel}\0{number}:{line}"
+# === s02 · list_files: files by glob, newest first ===
+def list_files(pattern: str, path: str = ".") -> str:
+    """Files matching a glob pattern under `path`, newest first, without .git and
+    ignored files. `*.md` matches at the top of `path`, `**/*.md` at any depth."""
+    base = safe_path(path)
+    if not base.is_dir():
+        raise ToolError(f"{path} is not a directory.")
+    # The pattern is anchored at `path` ("/" + pattern) and read as gitignore reads
+    # its patterns; ripgrep lists the files (it never follows a link out).
+    match = pathspec.GitIgnoreSpec.from_lines(["/" + pattern.lstrip("/")]).match_file
+    hidden = ["--hidden", "--glob", "!.git"] if re.search(r"(^|/)\.", pattern) else []
+    found = [((base / rel).stat().st_mtime_ns, display(base / rel))
+             for rel in ripgrep(["--files", *hidden], cwd=base) if match(rel)]
+    if not found:
+        return f"No files match '{pattern}' in {'the workspace' if path == '.' else display(base)}."
+    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
+    rows = [rel for _, rel in found[:LIST_LIMIT]]
+    if len(found) > LIST_LIMIT:
+        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
+    return "\n".join(rows)
 
 
-def expand_braces(pattern: str) -> list[str]:
-    """'*.{py,txt}' -> ['*.py', '*.txt'], as ripgrep's globs understand it."""
-    match = re.search(r"\{([^{}]*)\}", pattern)
-    if not match:
-        return [pattern]
-    head, tail = pattern[:match.start()], pattern[match.end():]
-    return [g for alt in match.group(1).split(",") for g in expand_braces(head + alt + tail)]
-# --8<-- [end:grep_search]
+# === s02 · grep_search: ripgrep, streamed and capped ===
+def grep_search(pattern: str, path: str = ".", include: str | None = None) -> str:
+    """Lines matching a regular expression, as file:line:text, capped."""
+    base = safe_path(path)
+    if not base.exists():
+        raise ToolError(f"path not found: {path}")
+    rel = display(base)
+    # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
+    # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
+    args = ["--line-number", "--with-filename", "--null", "--no-heading", "--sort=path",
+            "--max-columns=300", "--max-columns-preview", "-e", pattern,
+            *(["--glob", include] if include else []), *(["--", rel] if rel != "." else [])]
+    shown, total = [], 0
+    for line in ripgrep(args):  # subtle: count every match, but keep only the first few
+        total += 1
+        if total <= GREP_LIMIT:
+            shown.append(line.replace("\0", ":", 1))
+    if not total:
+        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
+    if total > GREP_LIMIT:
+        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
+    return "\n".join(shown)
 
 
-# --8<-- [start:web_fetch]
+# === s02 · web_fetch: a page as text ===
 def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
     """An http(s) page as readable text."""
     if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
@@ -663,20 +543,65 @@ def html_to_text(html: str) -> str:
     parser.feed(html)
     lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-# --8<-- [end:web_fetch]
 
 
-# --8<-- [start:dispatch]
-TOOL_HANDLERS = {  # tool name -> function; the input's fields are its arguments
-    "run_shell": run_shell,
-    "read_file": read_file,
-    "write_file": write_file,
-    "edit_file": edit_file,
-    "list_files": list_files,
-    "grep_search": grep_search,
-    "web_fetch": web_fetch,
-}
-SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
+# === s02 · registration: each tool in one place ===
+# A tool is two things declared together: the schema the model sees (a description,
+# and a type and a description for each field) and the function that runs it.
+TOOLS: list = []          # the schemas sent to the API, in the order registered
+TOOL_HANDLERS: dict = {}  # tool name -> function; the input's fields are its arguments
+TOOL_BY_NAME: dict = {}   # tool name -> its schema, as in TOOLS
+FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
+
+
+def register(handler, description: str, fields: dict, required: tuple = ()) -> None:
+    """Declare a tool: `fields` maps each input field to (type, description)."""
+    properties = {name: {"type": FIELD_TYPES[kind], "description": text}
+                  for name, (kind, text) in fields.items()}
+    tool = {"name": handler.__name__, "description": description,
+            "input_schema": {"type": "object", "properties": properties,
+                             "required": list(required)}}
+    TOOLS.append(tool)
+    TOOL_HANDLERS[tool["name"]], TOOL_BY_NAME[tool["name"]] = handler, tool
+
+
+PATH = (str, "A path inside the workspace; relative paths start there.")
+register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
+         f"the exit code. Stdin is closed. Default timeout {DEFAULT_TIMEOUT}s, at most "
+         f"{MAX_TIMEOUT}s.", {"command": (str, "The command to run."),
+                              "timeout": (int, "Seconds before it is killed.")},
+         ["command"])
+register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
+         "lines from `offset`; use offset/limit to read on.",
+         {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
+          "limit": (int, "How many lines to read.")}, ["file_path"])
+register(write_file, "Create or overwrite a file with `content` (atomically). Prefer "
+         "edit_file to change part of an existing file.",
+         {"file_path": PATH, "content": (str, "The whole new content.")},
+         ["file_path", "content"])
+register(edit_file, "Replace `old_string` with `new_string` in a file. `old_string` must "
+         "match exactly once (include surrounding lines to make it unique) unless "
+         "`replace_all` is true. An empty `old_string` creates a new file.",
+         {"file_path": PATH, "old_string": (str, "The exact text to replace."),
+          "new_string": (str, "The text to put in its place."),
+          "replace_all": (bool, "Replace every match, not just one.")},
+         ["file_path", "old_string", "new_string"])
+register(list_files, "Find files by glob pattern (e.g. '**/*.py'), newest first. Skips "
+         ".git and git-ignored files.",
+         {"pattern": (str, "A glob, from `path`: '*.md' at its top, '**/*.md' below."),
+          "path": (str, "The folder to search (default: the workspace).")}, ["pattern"])
+register(grep_search, "Search file contents with a regular expression; returns "
+         "file:line:text.",
+         {"pattern": (str, "A regular expression (ripgrep's dialect)."),
+          "path": (str, "A file or folder to search (default: the workspace)."),
+          "include": (str, "Only files whose names match this glob, e.g. '*.py'.")},
+         ["pattern"])
+register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into readable "
+         "text).", {"url": (str, "The http(s) URL to fetch."),
+                    "max_length": (int, "The most characters to return.")}, ["url"])
+
+
+# === s02 · dispatch: look up, validate, run, shape ===
 JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "number": (int, float),
               "object": dict, "array": list}
 
@@ -705,7 +630,7 @@ def execute_tool(block) -> tuple[str, bool]:
     handler = TOOL_HANDLERS.get(block.name)
     if handler is None:
         return f"Error: unknown tool '{block.name}'. Available: {', '.join(TOOL_HANDLERS)}.", True
-    problem = validate_input(SCHEMAS[block.name], block.input)
+    problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input)
     if problem:
         return f"Error: invalid input for {block.name}: {problem}.", True
     try:
@@ -715,10 +640,9 @@ def execute_tool(block) -> tuple[str, bool]:
     except Exception as e:  # a bug or an OS error: still data for the model
         output, is_error = f"Error: {type(e).__name__}: {e}", True
     return shape_result(block.name, output, block.id), is_error
-# --8<-- [end:dispatch]
 
 
-# --8<-- [start:show]
+# === s01 · display: each call and its result ===
 def show_call(block) -> None:
     """Print a tool call the way the model asked for it."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
@@ -736,10 +660,9 @@ def show_result(output: str, is_error: bool, lines: int = 6) -> None:
         row = mark + (row if len(row) <= 160 else row[:157] + "...")
         print(f"\033[2m{row}\033[0m" if COLOR else row)
         mark = "  "
-# --8<-- [end:show]
 
 
-# --8<-- [start:loop]
+# === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
     """Run the model and its tools until it answers without a tool_use.
@@ -770,10 +693,9 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                             "content": output, "is_error": is_error})
         messages.append({"role": "user", "content": results})
     return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
-# --8<-- [end:loop]
 
 
-# --8<-- [start:main]
+# === s01 · the command line: a REPL, one task, or the offline demo ===
 def run_task(prompt: str, messages: list, client, args) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
@@ -869,4 +791,3 @@ def explain(e: Exception) -> str:
 
 if __name__ == "__main__":
     sys.exit(main())
-# --8<-- [end:main]

@@ -35,7 +35,6 @@ Run:  python s03_permissions/code.py            (REPL; offline demo if no API ke
 
 import argparse
 import difflib
-import fnmatch
 import functools
 import glob
 import hashlib
@@ -59,7 +58,7 @@ import pathspec
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-# --8<-- [start:config]
+# === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s03"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 MAX_TOKENS = 8000
@@ -67,6 +66,16 @@ MAX_TURNS = 50               # model calls per task before we give up on a runaw
 DEFAULT_TIMEOUT = 120        # seconds a shell command may run ...
 MAX_TIMEOUT = 600            # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
+COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+SYSTEM = (
+    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
+    "and change files: read before you edit, prefer edit_file over rewriting a whole "
+    "file, and check your work. Act, then report briefly what you did."
+)
+
+
+# === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
 RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 READ_LIMIT = 2000            # lines read_file returns by default
@@ -76,71 +85,29 @@ LIST_LIMIT = 100             # paths list_files returns
 GREP_LIMIT = 100             # matching lines grep_search returns
 FETCH_TIMEOUT = 30           # seconds for web_fetch
 FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
-COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-SYSTEM = (
-    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
-    "and change files: read before you edit, prefer edit_file over rewriting a whole "
-    "file, and check your work. Act, then report briefly what you did."
-)
-SESSION = {  # what this run of the agent remembers; main() sets the mode
-    "mode": None,         # --permission-mode; None: the settings' defaultMode, or "default"
-    "approved": set(),    # {(tool, command | path | host)}: answered "always"
-    "granted": set(),     # {Path}: outside paths the user let a call reach
-    "read": {},           # {Path: (mtime_ns, sha256)}: files as we last read or wrote them
-}
-# --8<-- [end:config]
-
-# --8<-- [start:tools]
-def schema(properties: dict, required: list) -> dict:
-    return {"type": "object", "properties": properties, "required": required}
 
 
-STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
-
-TOOLS = [
-    {"name": "run_shell",
-     "description": "Run a shell command in the workspace; returns stdout, stderr and "
-                    "the exit code. Stdin is closed. Default timeout "
-                    f"{DEFAULT_TIMEOUT}s, at most {MAX_TIMEOUT}s.",
-     "input_schema": schema({"command": STRING, "timeout": INTEGER}, ["command"])},
-    {"name": "read_file",
-     "description": f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
-                    "lines from `offset` (1-based line number); use offset/limit to "
-                    "read on.",
-     "input_schema": schema({"file_path": STRING, "offset": INTEGER, "limit": INTEGER},
-                            ["file_path"])},
-    {"name": "write_file",
-     "description": "Create or overwrite a file with `content` (atomically). Prefer "
-                    "edit_file to change part of an existing file.",
-     "input_schema": schema({"file_path": STRING, "content": STRING},
-                            ["file_path", "content"])},
-    {"name": "edit_file",
-     "description": "Replace `old_string` with `new_string` in a file. `old_string` "
-                    "must match exactly once (include surrounding lines to make it "
-                    "unique) unless `replace_all` is true. An empty `old_string` "
-                    "creates a new file.",
-     "input_schema": schema({"file_path": STRING, "old_string": STRING,
-                             "new_string": STRING, "replace_all": BOOLEAN},
-                            ["file_path", "old_string", "new_string"])},
-    {"name": "list_files",
-     "description": "Find files by glob pattern (e.g. '**/*.py'), newest first. "
-                    "Skips .git and git-ignored files.",
-     "input_schema": schema({"pattern": STRING, "path": STRING}, ["pattern"])},
-    {"name": "grep_search",
-     "description": "Search file contents with a regular expression; returns "
-                    "file:line:text. `include` filters files by glob (e.g. '*.py').",
-     "input_schema": schema({"pattern": STRING, "path": STRING, "include": STRING},
-                            ["pattern"])},
-    {"name": "web_fetch",
-     "description": "Fetch an http(s) URL and return its text (HTML turned into "
-                    "readable text), at most `max_length` characters.",
-     "input_schema": schema({"url": STRING, "max_length": INTEGER}, ["url"])},
-]
-# --8<-- [end:tools]
+# === s03 · permissions: what the session remembers ===
+def new_session() -> dict:
+    """What one run of the agent remembers. reset_session() starts it over."""
+    return {
+        "mode": None,        # --permission-mode; None: the settings' defaultMode, or "default"
+        "approved": set(),   # {(tool, command | path | host)}: answered "always"
+        "granted": set(),    # {Path}: outside paths the user let a call reach
+        "read": {},          # {Path: (mtime_ns, sha256)}: files as we last read or wrote them
+    }
 
 
-# --8<-- [start:safe_path]
+SESSION = new_session()  # main() sets the mode
+
+
+def reset_session() -> None:
+    """Forget everything this run learned (the tests start each case with this)."""
+    SESSION.clear()
+    SESSION.update(new_session())
+
+
+# === s02 · safe_path: every path stays in the workspace ===
 class ToolError(Exception):
     """An expected failure; its message goes to the model as an is_error result."""
 
@@ -182,10 +149,9 @@ def display(path: Path) -> str:
     if not is_inside(path):
         return str(path)
     return str(path.relative_to(Path.cwd().resolve())) or "."
-# --8<-- [end:safe_path]
 
 
-# --8<-- [start:shape]
+# === s02 · result shaping: head and tail kept, the whole saved ===
 def save_result(source, name: str) -> str:
     """Save a whole result (a string, or a file to copy) under RESULTS_DIR."""
     folder = Path.cwd() / RESULTS_DIR
@@ -212,10 +178,9 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
     return (f"{output[:half]}\n\n[... {len(output) - 2 * half:,} characters cut from "
             f"the middle; the whole result ({len(output):,} characters) is saved in "
             f"{saved}: read it with read_file offset/limit ...]\n\n{output[-half:]}")
-# --8<-- [end:shape]
 
 
-# --8<-- [start:run_shell]
+# === s01 · run_shell: a shell that cannot hang ===
 # Settings that stop programs from waiting for a human: pagers, editors, prompts.
 NON_INTERACTIVE_ENV = {
     "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
@@ -277,10 +242,9 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     tail = f.read().decode(errors="replace")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
             f"{name} is saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
-# --8<-- [end:run_shell]
 
 
-# --8<-- [start:read_file]
+# === s02 · read_file: numbered lines, a window at a time ===
 def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
     """Numbered lines of a text file, from line `offset`, at most `limit` of them."""
     path = safe_path(file_path)
@@ -325,10 +289,9 @@ def is_binary(path: Path) -> bool:
     """A NUL byte in the first 8 KB: what git and grep also take as binary."""
     with path.open("rb") as f:
         return b"\0" in f.read(8192)
-# --8<-- [end:read_file]
 
 
-# --8<-- [start:write_file]
+# === s02 · write_file: atomic, or not at all ===
 def write_file(file_path: str, content: str) -> str:
     path = safe_path(file_path)
     if path.is_dir():
@@ -360,10 +323,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
-# --8<-- [end:write_file]
 
 
-# --8<-- [start:edit_file]
+# === s02 · edit_file: one exact match; quotes and line endings forgiven ===
 CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 
 
@@ -495,70 +457,12 @@ def numbered_diff(before: str, after: str, context: int = 1, max_lines: int = 40
     if len(rows) > max_lines:
         rows = rows[:max_lines] + [f"   ... ({len(rows) - max_lines} more diff lines)"]
     return "\n".join(rows) or "(no line changed)"
-# --8<-- [end:edit_file]
 
 
-# --8<-- [start:list_files]
-def list_files(pattern: str, path: str = ".") -> str:
-    """Files matching a glob pattern, newest first, without .git and ignored files."""
-    base = safe_path(path)
-    if not base.is_dir():
-        raise ToolError(f"{path} is not a directory.")
-    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
-    root = workspace if is_inside(base) else base  # an outside folder the user approved
-    found, denied = [], read_deny_patterns()
-    for name in glob.glob(pattern, root_dir=base, recursive=True):
-        full = Path(os.path.normpath(base / name))  # "../x" in a pattern climbs out
-        if not inside(full, root) or not inside(full.resolve(), root):
-            continue  # outside, or reached through a link that leads out
-        rel = display(full)  # absolute if outside the workspace: the user approved that
-        if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules) \
-                and not (denied and read_denied(denied, rel)):
-            found.append((full.stat().st_mtime, rel))
-    if not found:
-        return f"No files match '{pattern}' in {'the workspace' if base == workspace else display(base)}."
-    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
-    rows = [rel for _, rel in found[:LIST_LIMIT]]
-    if len(found) > LIST_LIMIT:
-        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
-    return "\n".join(rows)
-
-
-def inside(path: Path, workspace: Path) -> bool:
-    return path == workspace or workspace in path.parents
-
-
-def gitignore_rules(root: Path) -> list[tuple[str, bool, bool, bool]]:
-    """(pattern, negated, directory-only, anchored) for each line of .gitignore.
-    A common subset of gitignore: no nested .gitignore files, no `**` subtleties."""
-    file = root / ".gitignore"
-    rules = []
-    for line in file.read_text(errors="replace").splitlines() if file.is_file() else []:
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        negated, line = line.startswith("!"), line.lstrip("!")
-        dir_only, line = line.endswith("/"), line.rstrip("/")
-        anchored = "/" in line
-        rules.append((line.lstrip("/"), negated, dir_only, anchored))
-    return rules
-
-
-def is_ignored(rel: str, rules) -> bool:
-    """Does a rule match the file or one of its parent directories? Last match wins."""
-    parts, ignored = rel.split("/"), False
-    for pattern, negated, dir_only, anchored in rules:
-        for k in range(1, len(parts) + 1):
-            if dir_only and k == len(parts):
-                continue  # a directory-only rule never matches the file itself
-            target = "/".join(parts[:k]) if anchored else parts[k - 1]
-            if fnmatch.fnmatchcase(target, pattern):
-                ignored = not negated
-    return ignored
-# --8<-- [end:list_files]
-
-
-# --8<-- [start:grep_search]
+# === s02 · ripgrep: what list_files and grep_search run ===
+# ripgrep (`rg`) lists and searches a tree faster than anything written in Python,
+# and honours every .gitignore, nested ones too, as git does. The `ripgrep` package
+# in requirements.txt ships the binary.
 def find_rg() -> str | None:
     """ripgrep on PATH, or beside this Python (pip's `ripgrep` in an inactive venv)."""
     beside = Path(sys.executable).parent / "rg"
@@ -568,15 +472,70 @@ def find_rg() -> str | None:
 RG = find_rg()
 
 
+def ripgrep(args: list, cwd: Path | None = None):
+    """Yield ripgrep's output lines as they come: a million of them cost no memory."""
+    if RG is None:
+        raise ToolError("ripgrep (rg) is not installed. `pip install -r requirements.txt` "
+                        "installs it; or see https://github.com/BurntSushi/ripgrep.")
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen([RG, "--no-require-git", "--color=never", *args], cwd=cwd,
+                                stdout=subprocess.PIPE, stderr=err, text=True,
+                                errors="replace", stdin=subprocess.DEVNULL)
+        try:
+            any_line = False
+            for line in proc.stdout:
+                any_line = True
+                yield line.rstrip("\n")
+            if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
+                err.seek(0)
+                message = err.read().decode(errors="replace").strip()
+                if "No files were searched" not in message:  # nothing to search: no match
+                    raise ToolError(f"ripgrep failed: {message}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
+
+
+# === s02 · list_files: files by glob, newest first ===
+def list_files(pattern: str, path: str = ".") -> str:
+    """Files matching a glob pattern under `path`, newest first, without .git and
+    ignored files. `*.md` matches at the top of `path`, `**/*.md` at any depth."""
+    base = safe_path(path)
+    if not base.is_dir():
+        raise ToolError(f"{path} is not a directory.")
+    # The pattern is anchored at `path` ("/" + pattern) and read as gitignore reads
+    # its patterns; ripgrep lists the files (it never follows a link out).
+    match = pathspec.GitIgnoreSpec.from_lines(["/" + pattern.lstrip("/")]).match_file
+    hidden = ["--hidden", "--glob", "!.git"] if re.search(r"(^|/)\.", pattern) else []
+    denied = read_deny_patterns()  # a Read deny rule hides what it covers
+    found = [((base / rel).stat().st_mtime_ns, display(base / rel))
+             for rel in ripgrep(["--files", *hidden], cwd=base) if match(rel)
+             and not (denied and read_denied(denied, display(base / rel)))]
+    if not found:
+        return f"No files match '{pattern}' in {'the workspace' if path == '.' else display(base)}."
+    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
+    rows = [rel for _, rel in found[:LIST_LIMIT]]
+    if len(found) > LIST_LIMIT:
+        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
+    return "\n".join(rows)
+
+
+# === s02 · grep_search: ripgrep, streamed and capped ===
 def grep_search(pattern: str, path: str = ".", include: str | None = None) -> str:
     """Lines matching a regular expression, as file:line:text, capped."""
     base = safe_path(path)
     if not base.exists():
         raise ToolError(f"path not found: {path}")
     rel = display(base)
-    search = rg_search(pattern, rel, include) if RG else python_search(pattern, base, include)
+    # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
+    # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
+    args = ["--line-number", "--with-filename", "--null", "--no-heading", "--sort=path",
+            "--max-columns=300", "--max-columns-preview", "-e", pattern,
+            *(["--glob", include] if include else []), *(["--", rel] if rel != "." else [])]
     shown, total, denied = [], 0, read_deny_patterns()
-    for line in search:  # subtle: count every match, but keep only the first few
+    for line in ripgrep(args):  # subtle: count every match, but keep only the first few
         if denied and read_denied(denied, line.split("\0")[0]):
             continue  # a Read deny rule covers that file: its lines are not shown
         total += 1
@@ -589,74 +548,7 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     return "\n".join(shown)
 
 
-def rg_search(pattern: str, rel: str, include: str | None):
-    """Yield ripgrep's lines (file NUL line:text) as they come: a million matches
-    cost no memory."""
-    # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
-    # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
-    cmd = [RG, "--line-number", "--with-filename", "--null", "--no-heading", "--color=never",
-           "--sort=path", "--max-columns=300", "--max-columns-preview",
-           "--no-require-git",  # honour .gitignore even outside a git repository
-           "-e", pattern]
-    if include:
-        cmd += ["--glob", include]
-    if rel != ".":
-        cmd += ["--", rel]
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
-                                errors="replace", stdin=subprocess.DEVNULL)
-        try:
-            any_line = False
-            for line in proc.stdout:
-                any_line = True
-                yield line.rstrip("\n")
-            if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
-                err.seek(0)
-                message = err.read().decode(errors="replace").strip()
-                if "No files were searched" not in message:  # nothing to search: no match
-                    raise ToolError(f"grep_search failed: {message}")
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            proc.stdout.close()
-
-
-def python_search(pattern: str, base: Path, include: str | None):
-    """The same search without ripgrep: slower, and Python's regex dialect."""
-    try:
-        regex = re.compile(pattern)
-    except re.error as e:
-        raise ToolError(f"bad regular expression {pattern!r}: {e}")
-    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
-    root = workspace if is_inside(base) else base  # an outside folder the user approved
-    files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
-    globs = expand_braces(include) if include else []
-    for file in files:
-        rel = display(file)
-        if file != base and (file.is_symlink() or not inside(file.resolve(), root) or
-                             any(p.startswith(".") for p in file.relative_to(base).parts)
-                             or is_ignored(rel, rules)):
-            continue  # like rg: skip links, hidden and ignored files
-        if (globs and not any(fnmatch.fnmatch(file.name, g) for g in globs)) or is_binary(file):
-            continue
-        with file.open(encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(text_lines(f, 300), start=1):
-                if regex.search(line):
-                    yield f"{rel}\0{number}:{line}"
-
-
-def expand_braces(pattern: str) -> list[str]:
-    """'*.{py,txt}' -> ['*.py', '*.txt'], as ripgrep's globs understand it."""
-    match = re.search(r"\{([^{}]*)\}", pattern)
-    if not match:
-        return [pattern]
-    head, tail = pattern[:match.start()], pattern[match.end():]
-    return [g for alt in match.group(1).split(",") for g in expand_braces(head + alt + tail)]
-# --8<-- [end:grep_search]
-
-
-# --8<-- [start:web_fetch]
+# === s02 · web_fetch: a page as text ===
 def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
     """An http(s) page as readable text."""
     if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
@@ -712,20 +604,76 @@ def html_to_text(html: str) -> str:
     parser.feed(html)
     lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-# --8<-- [end:web_fetch]
 
 
-# --8<-- [start:dispatch]
-TOOL_HANDLERS = {  # tool name -> function; the input's fields are its arguments
-    "run_shell": run_shell,
-    "read_file": read_file,
-    "write_file": write_file,
-    "edit_file": edit_file,
-    "list_files": list_files,
-    "grep_search": grep_search,
-    "web_fetch": web_fetch,
-}
-SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
+# === s02 · registration: each tool in one place ===
+# A tool is declared once, with everything about it: the schema the model sees (a
+# description, and a type and a description for each field), the function that runs
+# it, and (s03) the safety metadata the permission gate asks, per input.
+TOOLS: list = []          # the schemas sent to the API, in the order registered
+TOOL_HANDLERS: dict = {}  # tool name -> function; the input's fields are its arguments
+TOOL_BY_NAME: dict = {}   # tool name -> its schema, as in TOOLS
+TOOL_META: dict = {}      # tool name -> {"names": Claude Code's, "is_read_only": f(input), ...}
+FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
+
+
+def register(handler, description: str, fields: dict, required: tuple = (), **meta) -> None:
+    """Declare a tool: `fields` maps each input field to (type, description); `meta`
+    is its safety metadata (see SAFE_DEFAULTS for what a tool may leave out)."""
+    properties = {name: {"type": FIELD_TYPES[kind], "description": text}
+                  for name, (kind, text) in fields.items()}
+    tool = {"name": handler.__name__, "description": description,
+            "input_schema": {"type": "object", "properties": properties,
+                             "required": list(required)}}
+    TOOLS.append(tool)
+    TOOL_HANDLERS[tool["name"]], TOOL_BY_NAME[tool["name"]] = handler, tool
+    TOOL_META[tool["name"]] = meta
+
+
+PATH = (str, "A path inside the workspace; relative paths start there.")
+READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}  # s03
+EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
+         "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))}
+register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
+         f"the exit code. Stdin is closed. Default timeout {DEFAULT_TIMEOUT}s, at most "
+         f"{MAX_TIMEOUT}s.", {"command": (str, "The command to run."),
+                              "timeout": (int, "Seconds before it is killed.")},
+         ["command"], names=("Bash",),
+         is_read_only=lambda i: is_read_only_command(i["command"]),
+         is_destructive=lambda i: dangerous_reason(i["command"]))
+register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
+         "lines from `offset`; use offset/limit to read on.",
+         {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
+          "limit": (int, "How many lines to read.")}, ["file_path"], names=("Read",), **READS)
+register(write_file, "Create or overwrite a file with `content` (atomically). Prefer "
+         "edit_file to change part of an existing file.",
+         {"file_path": PATH, "content": (str, "The whole new content.")},
+         ["file_path", "content"], names=("Write", "Edit"), **EDITS)
+register(edit_file, "Replace `old_string` with `new_string` in a file. `old_string` must "
+         "match exactly once (include surrounding lines to make it unique) unless "
+         "`replace_all` is true. An empty `old_string` creates a new file.",
+         {"file_path": PATH, "old_string": (str, "The exact text to replace."),
+          "new_string": (str, "The text to put in its place."),
+          "replace_all": (bool, "Replace every match, not just one.")},
+         ["file_path", "old_string", "new_string"], names=("Edit",), **EDITS)
+register(list_files, "Find files by glob pattern (e.g. '**/*.py'), newest first. Skips "
+         ".git and git-ignored files.",
+         {"pattern": (str, "A glob, from `path`: '*.md' at its top, '**/*.md' below."),
+          "path": (str, "The folder to search (default: the workspace).")}, ["pattern"],
+         names=("Glob", "Read"), **READS)
+register(grep_search, "Search file contents with a regular expression; returns "
+         "file:line:text.",
+         {"pattern": (str, "A regular expression (ripgrep's dialect)."),
+          "path": (str, "A file or folder to search (default: the workspace)."),
+          "include": (str, "Only files whose names match this glob, e.g. '*.py'.")},
+         ["pattern"], names=("Grep", "Read"), **READS)
+register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into readable "
+         "text).", {"url": (str, "The http(s) URL to fetch."),
+                    "max_length": (int, "The most characters to return.")}, ["url"],
+         names=("WebFetch",), **READS)
+
+
+# === s02 · dispatch: look up, validate, run, shape ===
 JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "number": (int, float),
               "object": dict, "array": list}
 
@@ -747,10 +695,9 @@ def validate_input(schema: dict, args) -> str | None:
                                    (isinstance(value, bool) and want != "boolean")):
             return f"field '{name}' must be of type {want}, not {type(value).__name__} {value!r:.40}"
     return None
-# --8<-- [end:dispatch]
 
 
-# --8<-- [start:bash_parse]
+# === s03 · bash: parsing what bash will run ===
 # Before a program sees its words, bash joins continued lines, removes quotes and
 # expands braces, `~`, variables and substitutions. To judge a command we must see
 # what bash will run, so tree-sitter-bash (the grammar behind Claude Code's own
@@ -1055,10 +1002,9 @@ def ansi_c(body: str) -> str:
         return simple.get(esc, esc if esc in "\\'\"?" else "\\" + esc)
     return re.sub(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
                   r"|c.?|.)", one, body, flags=re.S)
-# --8<-- [end:bash_parse]
 
 
-# --8<-- [start:runs]
+# === s03 · bash: the commands a command runs ===
 # A command may run others: `sudo rm x` runs rm, `find . -exec rm {} +` runs rm,
 # `sh -c 'rm x'`, `eval 'rm x'` and `watch rm x` run text as code, and
 # `echo 'rm x' | sh` pipes it in. Deny rules and the dangerous check look at all of
@@ -1119,10 +1065,9 @@ def code_runs(words: list, cmd: Command, depth: int) -> list:
 def program(cmd: Command) -> str:
     """The program a command runs: `/bin/rm`, `\\rm` and `'rm'` are all rm."""
     return os.path.basename(cmd.words[0].text) if cmd.words else ""
-# --8<-- [end:runs]
 
 
-# --8<-- [start:read_only]
+# === s03 · bash: the read-only tables ===
 # The programs that only read, each with the options that keep it so: an allow-list.
 # An option that is not listed, or is abbreviated, makes the command not read-only
 # (GNU takes any unique prefix, `--outp` for `--output`, but to know what a prefix
@@ -1277,10 +1222,9 @@ SED_STEP = (rf"\s*({SED_ADDRESS}(\s*,\s*({SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([pdq
             r"GhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*|y/([^/\\\n]|\\.)*/"
             r"([^/\\\n]|\\.)*/)\s*")
 SED_SCRIPT = re.compile(rf"{SED_STEP}([;\n]{SED_STEP})*;?\s*")  # no w, W, e, r, R
-# --8<-- [end:read_only]
 
 
-# --8<-- [start:read_only_check]
+# === s03 · bash: checking a command against the tables ===
 @dataclass
 class ShellEffects:
     parts: list      # [(Command, why it is not read-only or None)], in order
@@ -1484,10 +1428,9 @@ def cd_effects(prog: str, args: list) -> tuple:
 
 
 SPECIAL = {"git": git_effects, "sed": sed_effects, "cd": cd_effects}  # prog -> check
-# --8<-- [end:read_only_check]
 
 
-# --8<-- [start:dangerous]
+# === s03 · bash: dangerous commands ===
 # Commands that always ask, in every mode, bypassPermissions included. They are
 # matched on what bash will run (quotes undone, `$'\x72\x6d'` decoded, braces
 # expanded, wrappers opened), so `echo "rm -rf /"`, which only prints, does not ask.
@@ -1669,34 +1612,16 @@ def protected_write(target: str) -> str | None:
                                                      r"fd/\d+)", str(path)):
         return f"it writes to the device {path} (a disk?)"
     return None
-# --8<-- [end:dangerous]
 
 
-# --8<-- [start:metadata]
-# What the gate needs to know about each tool, decided per input: `run_shell` is
-# read-only for `git status`, not for `git push`. `is_destructive` returns why a
-# call is dangerous (a non-empty string) or None.
+# === s03 · permissions: tool metadata and its safe defaults ===
+# What the gate needs to know about each tool (registered with it, in TOOL_META),
+# decided per input: `run_shell` is read-only for `git status`, not for `git push`.
+# `is_destructive` returns why a call is dangerous (a non-empty string) or None.
 def path_of(tool_input: dict) -> str:
     return tool_input.get("file_path") or tool_input.get("path") or "."
 
 
-TOOL_META = {  # tool name -> its safety metadata and the Claude Code names rules use
-    "run_shell": {"names": ("Bash",),
-                  "is_read_only": lambda i: is_read_only_command(i["command"]),
-                  "is_destructive": lambda i: dangerous_reason(i["command"])},
-    "read_file": {"names": ("Read",), "is_read_only": lambda i: True,
-                  "is_destructive": lambda i: None},
-    "write_file": {"names": ("Write", "Edit"), "is_read_only": lambda i: False,
-                   "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))},
-    "edit_file": {"names": ("Edit",), "is_read_only": lambda i: False,
-                  "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))},
-    "list_files": {"names": ("Glob", "Read"), "is_read_only": lambda i: True,
-                   "is_destructive": lambda i: None},
-    "grep_search": {"names": ("Grep", "Read"), "is_read_only": lambda i: True,
-                    "is_destructive": lambda i: None},
-    "web_fetch": {"names": ("WebFetch",), "is_read_only": lambda i: True,
-                  "is_destructive": lambda i: None},
-}
 # subtle: a tool that declares nothing gets these. Both err on the safe side: if we
 # guessed "read-only" for a tool that deletes, plan mode would run it unasked. A
 # wrong "not read-only" only costs a question.
@@ -1720,10 +1645,9 @@ def ask_meta(meta: dict, question: str, tool_input: dict, failed):
         return meta[question](tool_input)
     except Exception:
         return failed
-# --8<-- [end:metadata]
 
 
-# --8<-- [start:rules]
+# === s03 · permissions: rules in Claude Code's format ===
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 
@@ -1877,10 +1801,9 @@ def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
                                       for p in rule_paths(tool_input, deny=False)):
             return rule
     return None
-# --8<-- [end:rules]
 
 
-# --8<-- [start:decide_permission]
+# === s03 · permissions: decide_permission, the order is the policy ===
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
     """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
@@ -1981,10 +1904,9 @@ def shell_decision(command: str, mode: str, rules: dict) -> tuple[str, str, str]
     if effects.writes:
         return "allow", "acceptEdits mode: its redirections write inside the workspace", "mode"
     return "allow", "read-only command", "mode"
-# --8<-- [end:decide_permission]
 
 
-# --8<-- [start:ask]
+# === s03 · permissions: asking the user ===
 def current_mode(settings: dict) -> str:
     mode = SESSION["mode"] or settings.get("defaultMode") or "default"
     return mode if mode in PERMISSION_MODES else "default"
@@ -2050,10 +1972,9 @@ def check_permission(tool_name: str, tool_input: dict) -> str | None:
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
         SESSION["granted"].add(resolve_path(path_of(tool_input)))  # approved: let it through
     return None
-# --8<-- [end:ask]
 
 
-# --8<-- [start:read_before_edit]
+# === s03 · permissions: read before edit ===
 def fingerprint(path: Path) -> tuple[int, str]:
     """mtime and a hash of the content: a touch changes the first only."""
     digest = hashlib.sha256()
@@ -2090,17 +2011,16 @@ def remember_file(tool: str, tool_input: dict) -> None:
         path = resolve_path(tool_input["file_path"])
         if path.is_file():
             SESSION["read"][path] = fingerprint(path)
-# --8<-- [end:read_before_edit]
 
 
-# --8<-- [start:pipeline]
+# === s03 · permissions: the one path every call takes ===
 def execute_tool(block) -> tuple[str, bool]:
     """The one path every tool call takes: look up, validate, check read-before-
     edit, decide permission, run, remember, shape. Returns (output, is_error)."""
     handler = TOOL_HANDLERS.get(block.name)
     if handler is None:
         return f"Error: unknown tool '{block.name}'. Available: {', '.join(TOOL_HANDLERS)}.", True
-    problem = validate_input(SCHEMAS[block.name], block.input)
+    problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input)
     if problem:
         return f"Error: invalid input for {block.name}: {problem}.", True
     try:
@@ -2120,10 +2040,9 @@ def execute_tool(block) -> tuple[str, bool]:
     except Exception as e:  # a bug or an OS error: still data for the model
         output, is_error = f"Error: {type(e).__name__}: {e}", True
     return shape_result(block.name, output, block.id), is_error
-# --8<-- [end:pipeline]
 
 
-# --8<-- [start:show]
+# === s01 · display: each call and its result ===
 def show_call(block) -> None:
     """Print a tool call the way the model asked for it."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
@@ -2148,10 +2067,9 @@ def show_decision(decision: str, reason: str) -> None:
     row = f"  [{decision}] {reason}"
     row = row if len(row) <= 160 else row[:157] + "..."
     print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
-# --8<-- [end:show]
 
 
-# --8<-- [start:loop]
+# === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
     """Run the model and its tools until it answers without a tool_use.
@@ -2182,10 +2100,9 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                             "content": output, "is_error": is_error})
         messages.append({"role": "user", "content": results})
     return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
-# --8<-- [end:loop]
 
 
-# --8<-- [start:main]
+# === s01 · the command line: a REPL, one task, or the offline demo ===
 def run_task(prompt: str, messages: list, client, args) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
@@ -2297,4 +2214,3 @@ def explain(e: Exception) -> str:
 
 if __name__ == "__main__":
     sys.exit(main())
-# --8<-- [end:main]

@@ -54,7 +54,7 @@ import pathspec
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-# --8<-- [start:config]
+# === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s04"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 MAX_TOKENS = 8000
@@ -84,9 +84,8 @@ SESSION = {  # what this run of the agent remembers; main() sets the mode
     "granted": set(),     # {Path}: outside paths the user let a call reach
     "read": {},           # {Path: (mtime_ns, sha256)}: files as we last read or wrote them
 }
-# --8<-- [end:config]
 
-# --8<-- [start:tools]
+# === s01 · tools: what the model may call ===
 def schema(properties: dict, required: list) -> dict:
     return {"type": "object", "properties": properties, "required": required}
 
@@ -132,10 +131,9 @@ TOOLS = [
                     "readable text), at most `max_length` characters.",
      "input_schema": schema({"url": STRING, "max_length": INTEGER}, ["url"])},
 ]
-# --8<-- [end:tools]
 
 
-# --8<-- [start:safe_path]
+# === s02 · safe_path: every path stays in the workspace ===
 class ToolError(Exception):
     """An expected failure; its message goes to the model as an is_error result."""
 
@@ -177,10 +175,9 @@ def display(path: Path) -> str:
     if not is_inside(path):
         return str(path)
     return str(path.relative_to(Path.cwd().resolve())) or "."
-# --8<-- [end:safe_path]
 
 
-# --8<-- [start:shape]
+# === s02 · result shaping: head and tail kept, the whole saved ===
 def save_result(source, name: str) -> str:
     """Save a whole result (a string, or a file to copy) under RESULTS_DIR."""
     folder = Path.cwd() / RESULTS_DIR
@@ -207,10 +204,9 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
     return (f"{output[:half]}\n\n[... {len(output) - 2 * half:,} characters cut from "
             f"the middle; the whole result ({len(output):,} characters) is saved in "
             f"{saved}: read it with read_file offset/limit ...]\n\n{output[-half:]}")
-# --8<-- [end:shape]
 
 
-# --8<-- [start:run_shell]
+# === s01 · run_shell: a shell that cannot hang ===
 # Settings that stop programs from waiting for a human: pagers, editors, prompts.
 NON_INTERACTIVE_ENV = {
     "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
@@ -272,10 +268,9 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     tail = f.read().decode(errors="replace")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
             f"{name} is saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
-# --8<-- [end:run_shell]
 
 
-# --8<-- [start:read_file]
+# === s02 · read_file: numbered lines, a window at a time ===
 def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
     """Numbered lines of a text file, from line `offset`, at most `limit` of them."""
     path = safe_path(file_path)
@@ -320,10 +315,9 @@ def is_binary(path: Path) -> bool:
     """A NUL byte in the first 8 KB: what git and grep also take as binary."""
     with path.open("rb") as f:
         return b"\0" in f.read(8192)
-# --8<-- [end:read_file]
 
 
-# --8<-- [start:write_file]
+# === s02 · write_file: atomic, or not at all ===
 def write_file(file_path: str, content: str) -> str:
     path = safe_path(file_path)
     if path.is_dir():
@@ -355,10 +349,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         os.unlink(tmp)
         raise
-# --8<-- [end:write_file]
 
 
-# --8<-- [start:edit_file]
+# === s02 · edit_file: one exact match; quotes and line endings forgiven ===
 CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 
 
@@ -490,10 +483,9 @@ def numbered_diff(before: str, after: str, context: int = 1, max_lines: int = 40
     if len(rows) > max_lines:
         rows = rows[:max_lines] + [f"   ... ({len(rows) - max_lines} more diff lines)"]
     return "\n".join(rows) or "(no line changed)"
-# --8<-- [end:edit_file]
 
 
-# --8<-- [start:list_files]
+# === s02 · list_files: files by glob, newest first ===
 def list_files(pattern: str, path: str = ".") -> str:
     """Files matching a glob pattern, newest first, without .git and ignored files."""
     base = safe_path(path)
@@ -550,10 +542,9 @@ def is_ignored(rel: str, rules) -> bool:
             if fnmatch.fnmatchcase(target, pattern):
                 ignored = not negated
     return ignored
-# --8<-- [end:list_files]
 
 
-# --8<-- [start:grep_search]
+# === s02 · grep_search: ripgrep, streamed and capped ===
 def find_rg() -> str | None:
     """ripgrep on PATH, or beside this Python (pip's `ripgrep` in an inactive venv)."""
     beside = Path(sys.executable).parent / "rg"
@@ -648,10 +639,9 @@ def expand_braces(pattern: str) -> list[str]:
         return [pattern]
     head, tail = pattern[:match.start()], pattern[match.end():]
     return [g for alt in match.group(1).split(",") for g in expand_braces(head + alt + tail)]
-# --8<-- [end:grep_search]
 
 
-# --8<-- [start:web_fetch]
+# === s02 · web_fetch: a page as text ===
 def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
     """An http(s) page as readable text."""
     if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
@@ -707,10 +697,9 @@ def html_to_text(html: str) -> str:
     parser.feed(html)
     lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-# --8<-- [end:web_fetch]
 
 
-# --8<-- [start:dispatch]
+# === s02 · dispatch: look up, validate, run, shape ===
 TOOL_HANDLERS = {  # tool name -> function; the input's fields are its arguments
     "run_shell": run_shell,
     "read_file": read_file,
@@ -742,10 +731,9 @@ def validate_input(schema: dict, args) -> str | None:
                                    (isinstance(value, bool) and want != "boolean")):
             return f"field '{name}' must be of type {want}, not {type(value).__name__} {value!r:.40}"
     return None
-# --8<-- [end:dispatch]
 
 
-# --8<-- [start:bash_parse]
+# === s03 · bash: parsing what bash will run ===
 # Before a program sees its words, bash joins continued lines, removes quotes and
 # expands braces, `~`, variables and substitutions. To judge a command we must see
 # what bash will run, so tree-sitter-bash (the grammar behind Claude Code's own
@@ -1050,10 +1038,9 @@ def ansi_c(body: str) -> str:
         return simple.get(esc, esc if esc in "\\'\"?" else "\\" + esc)
     return re.sub(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}"
                   r"|c.?|.)", one, body, flags=re.S)
-# --8<-- [end:bash_parse]
 
 
-# --8<-- [start:runs]
+# === s03 · bash: the commands a command runs ===
 # A command may run others: `sudo rm x` runs rm, `find . -exec rm {} +` runs rm,
 # `sh -c 'rm x'`, `eval 'rm x'` and `watch rm x` run text as code, and
 # `echo 'rm x' | sh` pipes it in. Deny rules and the dangerous check look at all of
@@ -1114,10 +1101,9 @@ def code_runs(words: list, cmd: Command, depth: int) -> list:
 def program(cmd: Command) -> str:
     """The program a command runs: `/bin/rm`, `\\rm` and `'rm'` are all rm."""
     return os.path.basename(cmd.words[0].text) if cmd.words else ""
-# --8<-- [end:runs]
 
 
-# --8<-- [start:read_only]
+# === s03 · bash: the read-only tables ===
 # The programs that only read, each with the options that keep it so: an allow-list.
 # An option that is not listed, or is abbreviated, makes the command not read-only
 # (GNU takes any unique prefix, `--outp` for `--output`, but to know what a prefix
@@ -1272,10 +1258,9 @@ SED_STEP = (rf"\s*({SED_ADDRESS}(\s*,\s*({SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([pdq
             r"GhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*|y/([^/\\\n]|\\.)*/"
             r"([^/\\\n]|\\.)*/)\s*")
 SED_SCRIPT = re.compile(rf"{SED_STEP}([;\n]{SED_STEP})*;?\s*")  # no w, W, e, r, R
-# --8<-- [end:read_only]
 
 
-# --8<-- [start:read_only_check]
+# === s03 · bash: checking a command against the tables ===
 @dataclass
 class ShellEffects:
     parts: list      # [(Command, why it is not read-only or None)], in order
@@ -1479,10 +1464,9 @@ def cd_effects(prog: str, args: list) -> tuple:
 
 
 SPECIAL = {"git": git_effects, "sed": sed_effects, "cd": cd_effects}  # prog -> check
-# --8<-- [end:read_only_check]
 
 
-# --8<-- [start:dangerous]
+# === s03 · bash: dangerous commands ===
 # Commands that always ask, in every mode, bypassPermissions included. They are
 # matched on what bash will run (quotes undone, `$'\x72\x6d'` decoded, braces
 # expanded, wrappers opened), so `echo "rm -rf /"`, which only prints, does not ask.
@@ -1664,10 +1648,9 @@ def protected_write(target: str) -> str | None:
                                                      r"fd/\d+)", str(path)):
         return f"it writes to the device {path} (a disk?)"
     return None
-# --8<-- [end:dangerous]
 
 
-# --8<-- [start:metadata]
+# === s03 · permissions: tool metadata and its safe defaults ===
 # What the gate needs to know about each tool, decided per input: `run_shell` is
 # read-only for `git status`, not for `git push`. `is_destructive` returns why a
 # call is dangerous (a non-empty string) or None.
@@ -1715,10 +1698,9 @@ def ask_meta(meta: dict, question: str, tool_input: dict, failed):
         return meta[question](tool_input)
     except Exception:
         return failed
-# --8<-- [end:metadata]
 
 
-# --8<-- [start:rules]
+# === s03 · permissions: rules in Claude Code's format ===
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 
@@ -1872,10 +1854,9 @@ def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
                                       for p in rule_paths(tool_input, deny=False)):
             return rule
     return None
-# --8<-- [end:rules]
 
 
-# --8<-- [start:decide_permission]
+# === s03 · permissions: decide_permission, the order is the policy ===
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
     """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
@@ -1976,10 +1957,9 @@ def shell_decision(command: str, mode: str, rules: dict) -> tuple[str, str, str]
     if effects.writes:
         return "allow", "acceptEdits mode: its redirections write inside the workspace", "mode"
     return "allow", "read-only command", "mode"
-# --8<-- [end:decide_permission]
 
 
-# --8<-- [start:ask]
+# === s03 · permissions: asking the user ===
 def current_mode(settings: dict) -> str:
     mode = SESSION["mode"] or settings.get("defaultMode") or "default"
     return mode if mode in PERMISSION_MODES else "default"
@@ -2046,10 +2026,9 @@ def check_permission(tool_name: str, tool_input: dict, hook: dict | None = None)
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
         SESSION["granted"].add(resolve_path(path_of(tool_input)))  # approved: let it through
     return None
-# --8<-- [end:ask]
 
 
-# --8<-- [start:read_before_edit]
+# === s03 · permissions: read before edit ===
 def fingerprint(path: Path) -> tuple[int, str]:
     """mtime and a hash of the content: a touch changes the first only."""
     digest = hashlib.sha256()
@@ -2086,10 +2065,9 @@ def remember_file(tool: str, tool_input: dict) -> None:
         path = resolve_path(tool_input["file_path"])
         if path.is_file():
             SESSION["read"][path] = fingerprint(path)
-# --8<-- [end:read_before_edit]
 
 
-# --8<-- [start:hook_settings]
+# === s04 · hooks: the settings ===
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 HOOK_TIMEOUT = 60             # seconds a hook may run, unless its settings say otherwise
 MAX_HOOK_CONTEXT = 10_000     # characters hooks may add to one tool_result
@@ -2162,10 +2140,9 @@ def hooks_summary() -> str:
     counts = [f"{sum(len(g['hooks']) for g in groups if isinstance(g.get('hooks'), list))} "
               f"{event}" for event, groups in load_hooks().items() if groups]
     return f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
-# --8<-- [end:hook_settings]
 
 
-# --8<-- [start:run_hook]
+# === s04 · hooks: running one hook ===
 def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
                  **extra) -> dict:
     """What a hook reads on stdin: Claude Code's fields, with absolute paths."""
@@ -2210,10 +2187,9 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
         err.seek(0)
         return {"exit": code, "stdout": out.read(MAX_HOOK_OUTPUT).decode(errors="replace"),
                 "stderr": err.read(MAX_HOOK_OUTPUT).decode(errors="replace")}
-# --8<-- [end:run_hook]
 
 
-# --8<-- [start:hook_answer]
+# === s04 · hooks: reading its answer ===
 def read_answer(event: str, command: str, run: dict) -> dict:
     """What one hook's exit code and output mean, as an answer:
     decision ("allow" | "deny" | "ask" | None) and its reason, updated_input,
@@ -2279,10 +2255,9 @@ def read_json_answer(event: str, command: str, data: dict, answer: dict) -> dict
             f"message: {data['systemMessage']}" if data.get("systemMessage") else ""]
     answer["shown"] += ", JSON" + "".join(f"; {s}" for s in said if s)
     return answer
-# --8<-- [end:hook_answer]
 
 
-# --8<-- [start:run_hooks]
+# === s04 · hooks: every hook of an event ===
 STRENGTH = {"deny": 3, "ask": 2, "allow": 1, None: 0}  # several hooks: the strongest wins
 
 
@@ -2344,10 +2319,9 @@ def show_hook_line(text: str, error: bool = False) -> None:
     row = f"  {'!' if error else '~'} {text}"
     row = row if len(row) <= 200 else row[:197] + "..."
     print(f"\033[35m{row}\033[0m" if COLOR else row)
-# --8<-- [end:run_hooks]
 
 
-# --8<-- [start:hooks_in_the_pipeline]
+# === s04 · hooks: in the gate, and after the call ===
 def pre_tool_use(block) -> dict:
     """PreToolUse hooks for one call. Adds to their combined answer: "input" (what
     the call runs with) and "blocked" (the is_error text if it must not run)."""
@@ -2401,10 +2375,9 @@ def stopped_by_hook() -> str:
     """The loop's last words when a hook said {"continue": false}; for the user only."""
     reason, HOOK_STATE["stop"] = HOOK_STATE["stop"], None
     return f"[stopped by a hook: {reason}]"
-# --8<-- [end:hooks_in_the_pipeline]
 
 
-# --8<-- [start:pipeline]
+# === s03 · permissions: the one path every call takes ===
 def execute_tool(block) -> tuple[str, bool]:
     """The one path every tool call takes: look up, validate, PreToolUse hooks,
     check read-before-edit, decide permission, run, remember, shape, PostToolUse
@@ -2439,10 +2412,9 @@ def execute_tool(block) -> tuple[str, bool]:
         output, is_error = f"Error: {type(e).__name__}: {e}", True
     output = shape_result(block.name, output, block.id)
     return post_tool_use(block, tool_input, output, is_error, hook["context"])
-# --8<-- [end:pipeline]
 
 
-# --8<-- [start:show]
+# === s01 · display: each call and its result ===
 def show_call(block) -> None:
     """Print a tool call the way the model asked for it."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
@@ -2467,10 +2439,9 @@ def show_decision(decision: str, reason: str) -> None:
     row = f"  [{decision}] {reason}"
     row = row if len(row) <= 160 else row[:157] + "..."
     print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
-# --8<-- [end:show]
 
 
-# --8<-- [start:loop]
+# === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
     """Run the model and its tools until it answers without a tool_use.
@@ -2503,10 +2474,9 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         if HOOK_STATE["stop"]:  # a hook said {"continue": false}
             return stopped_by_hook()
     return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
-# --8<-- [end:loop]
 
 
-# --8<-- [start:main]
+# === s01 · the command line: a REPL, one task, or the offline demo ===
 def run_task(prompt: str, messages: list, client, args) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
@@ -2620,4 +2590,3 @@ def explain(e: Exception) -> str:
 
 if __name__ == "__main__":
     sys.exit(main())
-# --8<-- [end:main]

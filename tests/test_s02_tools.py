@@ -2,7 +2,7 @@
 
 Each test runs against s02 and every later chapter. It relies only on names s02 makes
 public: TOOLS, TOOL_HANDLERS, execute_tool, safe_path, the handlers by name, the limits
-MAX_RESULT_CHARS and MAX_LINE_CHARS, and RG (None switches grep to its fallback).
+MAX_RESULT_CHARS and MAX_LINE_CHARS, and RG (None: ripgrep is missing).
 Read-only tools go through execute_tool (errors are data: `(output, is_error)`);
 write_file is called through TOOL_HANDLERS, or through execute_tool with the `trusted`
 settings (a Claude Code settings file that later chapters' permission gates obey),
@@ -411,18 +411,22 @@ def test_list_files_does_not_list_through_a_link_out(mod, workspace, outside):
     assert output.splitlines() == ["mine.txt"]
 
 
-# --- grep_search, with ripgrep and with the pure-Python fallback ---------------------------
+# --- grep_search -------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["rg", "python"])
-def grep_mod(request, mod, monkeypatch):
-    """The chapter, searching with ripgrep or with its pure-Python fallback."""
-    if request.param == "rg":
-        if not mod.RG:
-            pytest.skip("ripgrep is not installed")
-    else:
-        monkeypatch.setattr(mod, "RG", None)
+@pytest.fixture
+def grep_mod(mod):
+    """The chapter; ripgrep comes with requirements.txt."""
+    assert mod.RG, "ripgrep is not installed: pip install -r requirements.txt"
     return mod
+
+
+def test_no_ripgrep_is_one_clear_error(mod, workspace, monkeypatch):
+    """Without rg, grep_search and list_files say what is missing and how to get it."""
+    monkeypatch.setattr(mod, "RG", None)
+    for tool, args in (("grep_search", {"pattern": "x"}), ("list_files", {"pattern": "*"})):
+        output, is_error = call_tool(mod, tool, **args)
+        assert is_error and "ripgrep" in output and "pip install" in output, output
 
 
 def grep(mod, **args) -> tuple[str, bool]:
