@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     mod = importlib.import_module(f"{args.chapter}.code")
-    mod.LOADED_TOOLS.clear()
+    mod.reset_session()
 
     full = without_markers(mod.TOOLS)
     deferred = without_markers(mod.tools_for_request())

@@ -555,9 +555,10 @@ FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
 
 
 def register(handler, description: str, fields: dict, required: tuple = ()) -> None:
-    """Declare a tool: `fields` maps each input field to (type, description)."""
-    properties = {name: {"type": FIELD_TYPES[kind], "description": text}
-                  for name, (kind, text) in fields.items()}
+    """Declare a tool: `fields` maps each input field to (type, description); the
+    type is str, int or bool, or a JSON schema of its own."""
+    properties = {name: {**(kind if isinstance(kind, dict) else {"type": FIELD_TYPES[kind]}),
+                         "description": text} for name, (kind, text) in fields.items()}
     tool = {"name": handler.__name__, "description": description,
             "input_schema": {"type": "object", "properties": properties,
                              "required": list(required)}}

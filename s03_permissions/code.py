@@ -618,10 +618,11 @@ FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
 
 
 def register(handler, description: str, fields: dict, required: tuple = (), **meta) -> None:
-    """Declare a tool: `fields` maps each input field to (type, description); `meta`
-    is its safety metadata (see SAFE_DEFAULTS for what a tool may leave out)."""
-    properties = {name: {"type": FIELD_TYPES[kind], "description": text}
-                  for name, (kind, text) in fields.items()}
+    """Declare a tool: `fields` maps each input field to (type, description), the type
+    str, int or bool, or a JSON schema of its own; `meta` is its safety metadata (see
+    SAFE_DEFAULTS for what a tool may leave out)."""
+    properties = {name: {**(kind if isinstance(kind, dict) else {"type": FIELD_TYPES[kind]}),
+                         "description": text} for name, (kind, text) in fields.items()}
     tool = {"name": handler.__name__, "description": description,
             "input_schema": {"type": "object", "properties": properties,
                              "required": list(required)}}

@@ -27,7 +27,6 @@ Run:  python s05_deferred_tools/code.py            (REPL; offline demo if no API
 
 import argparse
 import difflib
-import fnmatch
 import functools
 import glob
 import hashlib
@@ -49,6 +48,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pathspec
+import yaml
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
@@ -60,6 +60,16 @@ MAX_TURNS = 50               # model calls per task before we give up on a runaw
 DEFAULT_TIMEOUT = 120        # seconds a shell command may run ...
 MAX_TIMEOUT = 600            # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
+COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+SYSTEM = (
+    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
+    "and change files: read before you edit, prefer edit_file over rewriting a whole "
+    "file, and check your work. Act, then report briefly what you did."
+)
+
+
+# === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
 RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 READ_LIMIT = 2000            # lines read_file returns by default
@@ -69,66 +79,30 @@ LIST_LIMIT = 100             # paths list_files returns
 GREP_LIMIT = 100             # matching lines grep_search returns
 FETCH_TIMEOUT = 30           # seconds for web_fetch
 FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
-COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-
-SYSTEM = (
-    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
-    "and change files: read before you edit, prefer edit_file over rewriting a whole "
-    "file, and check your work. Act, then report briefly what you did."
-)
-SESSION = {  # what this run of the agent remembers; main() sets the mode
-    "mode": None,         # --permission-mode; None: the settings' defaultMode, or "default"
-    "approved": set(),    # {(tool, command | path | host)}: answered "always"
-    "granted": set(),     # {Path}: outside paths the user let a call reach
-    "read": {},           # {Path: (mtime_ns, sha256)}: files as we last read or wrote them
-}
-
-# === s01 · tools: what the model may call ===
-def schema(properties: dict, required: list) -> dict:
-    return {"type": "object", "properties": properties, "required": required}
 
 
-STRING, INTEGER, BOOLEAN = {"type": "string"}, {"type": "integer"}, {"type": "boolean"}
+# === s03 · permissions: what the session remembers ===
+def new_session() -> dict:
+    """What one run of the agent remembers. reset_session() starts it over."""
+    return {
+        "mode": None,        # --permission-mode; None: the settings' defaultMode, or "default"
+        "approved": set(),   # {(tool, command | path | host)}: answered "always"
+        "granted": set(),    # {Path}: outside paths the user let a call reach
+        "read": {},          # {Path: (mtime_ns, sha256)}: files as we last read or wrote them
+        "session_id": uuid.uuid4().hex,  # s04: sent to every hook
+        "stop": None,        # s04: a hook's stopReason, once one said "continue": false
+        "loaded": [],        # s05: deferred tools loaded, in the order loaded
+        "before_plan": None,  # s05: the mode to go back to when plan mode ends
+    }
 
-TOOLS = [
-    {"name": "run_shell",
-     "description": "Run a shell command in the workspace; returns stdout, stderr and "
-                    "the exit code. Stdin is closed. Default timeout "
-                    f"{DEFAULT_TIMEOUT}s, at most {MAX_TIMEOUT}s.",
-     "input_schema": schema({"command": STRING, "timeout": INTEGER}, ["command"])},
-    {"name": "read_file",
-     "description": f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
-                    "lines from `offset` (1-based line number); use offset/limit to "
-                    "read on.",
-     "input_schema": schema({"file_path": STRING, "offset": INTEGER, "limit": INTEGER},
-                            ["file_path"])},
-    {"name": "write_file",
-     "description": "Create or overwrite a file with `content` (atomically). Prefer "
-                    "edit_file to change part of an existing file.",
-     "input_schema": schema({"file_path": STRING, "content": STRING},
-                            ["file_path", "content"])},
-    {"name": "edit_file",
-     "description": "Replace `old_string` with `new_string` in a file. `old_string` "
-                    "must match exactly once (include surrounding lines to make it "
-                    "unique) unless `replace_all` is true. An empty `old_string` "
-                    "creates a new file.",
-     "input_schema": schema({"file_path": STRING, "old_string": STRING,
-                             "new_string": STRING, "replace_all": BOOLEAN},
-                            ["file_path", "old_string", "new_string"])},
-    {"name": "list_files",
-     "description": "Find files by glob pattern (e.g. '**/*.py'), newest first. "
-                    "Skips .git and git-ignored files.",
-     "input_schema": schema({"pattern": STRING, "path": STRING}, ["pattern"])},
-    {"name": "grep_search",
-     "description": "Search file contents with a regular expression; returns "
-                    "file:line:text. `include` filters files by glob (e.g. '*.py').",
-     "input_schema": schema({"pattern": STRING, "path": STRING, "include": STRING},
-                            ["pattern"])},
-    {"name": "web_fetch",
-     "description": "Fetch an http(s) URL and return its text (HTML turned into "
-                    "readable text), at most `max_length` characters.",
-     "input_schema": schema({"url": STRING, "max_length": INTEGER}, ["url"])},
-]
+
+SESSION = new_session()  # main() sets the mode
+
+
+def reset_session() -> None:
+    """Forget everything this run learned (the tests start each case with this)."""
+    SESSION.clear()
+    SESSION.update(new_session())
 
 
 # === s05 · deferred tools: known by name, loaded on demand ===
@@ -137,36 +111,6 @@ TOOLS = [
 # in every request.
 DEFERRED_TOOLS = ("web_fetch", "enter_plan_mode", "exit_plan_mode")
 
-TOOLS += [
-    {"name": "tool_search",
-     "description": "Load the full definitions of deferred tools so that you can call "
-                    "them. Deferred tools, known here by name only: "
-                    f"{', '.join(DEFERRED_TOOLS)}. Calling one before it is loaded "
-                    "fails. Query 'select:name1,name2' loads tools by exact name; any "
-                    "other query finds deferred tools by keywords in their names and "
-                    "descriptions. A loaded tool stays available for the rest of the "
-                    "session.",
-     "input_schema": schema({"query": STRING, "max_results": INTEGER}, ["query"])},
-    {"name": "enter_plan_mode",
-     "description": "Switch to plan mode before a change that needs thought: explore "
-                    "with read-only tools, change nothing, then present your plan to "
-                    "the user with exit_plan_mode.",
-     "input_schema": schema({}, [])},
-    {"name": "exit_plan_mode",
-     "description": "In plan mode: present your plan (Markdown) to the user for "
-                    "approval. Approved: plan mode ends and you carry the plan out. "
-                    "Not approved: you stay in plan mode, with the user's feedback.",
-     "input_schema": schema({"plan": STRING}, ["plan"])},
-    {"name": "skill",
-     "description": "Load a skill by name: its instructions, and the folder of the "
-                    "files it bundles. The skills available are listed in the system "
-                    "prompt. `args` is passed to the skill.",
-     "input_schema": schema({"name": STRING, "args": STRING}, ["name"])},
-]
-TOOL_BY_NAME = {tool["name"]: tool for tool in TOOLS}
-LOADED_TOOLS: list[str] = []  # deferred tools loaded this session, in the order loaded
-
-
 def tools_for_request() -> list[dict]:
     """The `tools` of the next request: every tool that is not deferred, in TOOLS
     order, then the loaded deferred ones in the order they were loaded."""
@@ -174,7 +118,7 @@ def tools_for_request() -> list[dict]:
     # The stable part is the same in every request: mark its end for prompt caching.
     # subtle: a copy, so TOOLS itself never carries the marker.
     stable[-1] = {**stable[-1], "cache_control": {"type": "ephemeral"}}
-    return stable + [TOOL_BY_NAME[name] for name in LOADED_TOOLS]
+    return stable + [TOOL_BY_NAME[name] for name in SESSION["loaded"]]
 
 
 # === s02 · safe_path: every path stays in the workspace ===
@@ -529,66 +473,10 @@ def numbered_diff(before: str, after: str, context: int = 1, max_lines: int = 40
     return "\n".join(rows) or "(no line changed)"
 
 
-# === s02 · list_files: files by glob, newest first ===
-def list_files(pattern: str, path: str = ".") -> str:
-    """Files matching a glob pattern, newest first, without .git and ignored files."""
-    base = safe_path(path)
-    if not base.is_dir():
-        raise ToolError(f"{path} is not a directory.")
-    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
-    root = workspace if is_inside(base) else base  # an outside folder the user approved
-    found, denied = [], read_deny_patterns()
-    for name in glob.glob(pattern, root_dir=base, recursive=True):
-        full = Path(os.path.normpath(base / name))  # "../x" in a pattern climbs out
-        if not inside(full, root) or not inside(full.resolve(), root):
-            continue  # outside, or reached through a link that leads out
-        rel = display(full)  # absolute if outside the workspace: the user approved that
-        if full.is_file() and ".git" not in rel.split("/") and not is_ignored(rel, rules) \
-                and not (denied and read_denied(denied, rel)):
-            found.append((full.stat().st_mtime, rel))
-    if not found:
-        return f"No files match '{pattern}' in {'the workspace' if base == workspace else display(base)}."
-    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
-    rows = [rel for _, rel in found[:LIST_LIMIT]]
-    if len(found) > LIST_LIMIT:
-        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
-    return "\n".join(rows)
-
-
-def inside(path: Path, workspace: Path) -> bool:
-    return path == workspace or workspace in path.parents
-
-
-def gitignore_rules(root: Path) -> list[tuple[str, bool, bool, bool]]:
-    """(pattern, negated, directory-only, anchored) for each line of .gitignore.
-    A common subset of gitignore: no nested .gitignore files, no `**` subtleties."""
-    file = root / ".gitignore"
-    rules = []
-    for line in file.read_text(errors="replace").splitlines() if file.is_file() else []:
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        negated, line = line.startswith("!"), line.lstrip("!")
-        dir_only, line = line.endswith("/"), line.rstrip("/")
-        anchored = "/" in line
-        rules.append((line.lstrip("/"), negated, dir_only, anchored))
-    return rules
-
-
-def is_ignored(rel: str, rules) -> bool:
-    """Does a rule match the file or one of its parent directories? Last match wins."""
-    parts, ignored = rel.split("/"), False
-    for pattern, negated, dir_only, anchored in rules:
-        for k in range(1, len(parts) + 1):
-            if dir_only and k == len(parts):
-                continue  # a directory-only rule never matches the file itself
-            target = "/".join(parts[:k]) if anchored else parts[k - 1]
-            if fnmatch.fnmatchcase(target, pattern):
-                ignored = not negated
-    return ignored
-
-
-# === s02 · grep_search: ripgrep, streamed and capped ===
+# === s02 · ripgrep: what list_files and grep_search run ===
+# ripgrep (`rg`) lists and searches a tree faster than anything written in Python,
+# and honours every .gitignore, nested ones too, as git does. The `ripgrep` package
+# in requirements.txt ships the binary.
 def find_rg() -> str | None:
     """ripgrep on PATH, or beside this Python (pip's `ripgrep` in an inactive venv)."""
     beside = Path(sys.executable).parent / "rg"
@@ -598,42 +486,14 @@ def find_rg() -> str | None:
 RG = find_rg()
 
 
-def grep_search(pattern: str, path: str = ".", include: str | None = None) -> str:
-    """Lines matching a regular expression, as file:line:text, capped."""
-    base = safe_path(path)
-    if not base.exists():
-        raise ToolError(f"path not found: {path}")
-    rel = display(base)
-    search = rg_search(pattern, rel, include) if RG else python_search(pattern, base, include)
-    shown, total, denied = [], 0, read_deny_patterns()
-    for line in search:  # subtle: count every match, but keep only the first few
-        if denied and read_denied(denied, line.split("\0")[0]):
-            continue  # a Read deny rule covers that file: its lines are not shown
-        total += 1
-        if total <= GREP_LIMIT:
-            shown.append(line.replace("\0", ":", 1))
-    if not total:
-        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
-    if total > GREP_LIMIT:
-        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
-    return "\n".join(shown)
-
-
-def rg_search(pattern: str, rel: str, include: str | None):
-    """Yield ripgrep's lines (file NUL line:text) as they come: a million matches
-    cost no memory."""
-    # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
-    # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
-    cmd = [RG, "--line-number", "--with-filename", "--null", "--no-heading", "--color=never",
-           "--sort=path", "--max-columns=300", "--max-columns-preview",
-           "--no-require-git",  # honour .gitignore even outside a git repository
-           "-e", pattern]
-    if include:
-        cmd += ["--glob", include]
-    if rel != ".":
-        cmd += ["--", rel]
+def ripgrep(args: list, cwd: Path | None = None):
+    """Yield ripgrep's output lines as they come: a million of them cost no memory."""
+    if RG is None:
+        raise ToolError("ripgrep (rg) is not installed. `pip install -r requirements.txt` "
+                        "installs it; or see https://github.com/BurntSushi/ripgrep.")
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+        proc = subprocess.Popen([RG, "--no-require-git", "--color=never", *args], cwd=cwd,
+                                stdout=subprocess.PIPE, stderr=err, text=True,
                                 errors="replace", stdin=subprocess.DEVNULL)
         try:
             any_line = False
@@ -644,7 +504,7 @@ def rg_search(pattern: str, rel: str, include: str | None):
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
                 if "No files were searched" not in message:  # nothing to search: no match
-                    raise ToolError(f"grep_search failed: {message}")
+                    raise ToolError(f"ripgrep failed: {message}")
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -652,37 +512,54 @@ def rg_search(pattern: str, rel: str, include: str | None):
             proc.stdout.close()
 
 
-def python_search(pattern: str, base: Path, include: str | None):
-    """The same search without ripgrep: slower, and Python's regex dialect."""
-    try:
-        regex = re.compile(pattern)
-    except re.error as e:
-        raise ToolError(f"bad regular expression {pattern!r}: {e}")
-    workspace, rules = Path.cwd().resolve(), gitignore_rules(Path.cwd().resolve())
-    root = workspace if is_inside(base) else base  # an outside folder the user approved
-    files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
-    globs = expand_braces(include) if include else []
-    for file in files:
-        rel = display(file)
-        if file != base and (file.is_symlink() or not inside(file.resolve(), root) or
-                             any(p.startswith(".") for p in file.relative_to(base).parts)
-                             or is_ignored(rel, rules)):
-            continue  # like rg: skip links, hidden and ignored files
-        if (globs and not any(fnmatch.fnmatch(file.name, g) for g in globs)) or is_binary(file):
-            continue
-        with file.open(encoding="utf-8", errors="replace") as f:
-            for number, line in enumerate(text_lines(f, 300), start=1):
-                if regex.search(line):
-                    yield f"{rel}\0{number}:{line}"
+# === s02 · list_files: files by glob, newest first ===
+def list_files(pattern: str, path: str = ".") -> str:
+    """Files matching a glob pattern under `path`, newest first, without .git and
+    ignored files. `*.md` matches at the top of `path`, `**/*.md` at any depth."""
+    base = safe_path(path)
+    if not base.is_dir():
+        raise ToolError(f"{path} is not a directory.")
+    # The pattern is anchored at `path` ("/" + pattern) and read as gitignore reads
+    # its patterns; ripgrep lists the files (it never follows a link out).
+    match = pathspec.GitIgnoreSpec.from_lines(["/" + pattern.lstrip("/")]).match_file
+    hidden = ["--hidden", "--glob", "!.git"] if re.search(r"(^|/)\.", pattern) else []
+    denied = read_deny_patterns()  # a Read deny rule hides what it covers
+    found = [((base / rel).stat().st_mtime_ns, display(base / rel))
+             for rel in ripgrep(["--files", *hidden], cwd=base) if match(rel)
+             and not (denied and read_denied(denied, display(base / rel)))]
+    if not found:
+        return f"No files match '{pattern}' in {'the workspace' if path == '.' else display(base)}."
+    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
+    rows = [rel for _, rel in found[:LIST_LIMIT]]
+    if len(found) > LIST_LIMIT:
+        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
+    return "\n".join(rows)
 
 
-def expand_braces(pattern: str) -> list[str]:
-    """'*.{py,txt}' -> ['*.py', '*.txt'], as ripgrep's globs understand it."""
-    match = re.search(r"\{([^{}]*)\}", pattern)
-    if not match:
-        return [pattern]
-    head, tail = pattern[:match.start()], pattern[match.end():]
-    return [g for alt in match.group(1).split(",") for g in expand_braces(head + alt + tail)]
+# === s02 · grep_search: ripgrep, streamed and capped ===
+def grep_search(pattern: str, path: str = ".", include: str | None = None) -> str:
+    """Lines matching a regular expression, as file:line:text, capped."""
+    base = safe_path(path)
+    if not base.exists():
+        raise ToolError(f"path not found: {path}")
+    rel = display(base)
+    # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
+    # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
+    args = ["--line-number", "--with-filename", "--null", "--no-heading", "--sort=path",
+            "--max-columns=300", "--max-columns-preview", "-e", pattern,
+            *(["--glob", include] if include else []), *(["--", rel] if rel != "." else [])]
+    shown, total, denied = [], 0, read_deny_patterns()
+    for line in ripgrep(args):  # subtle: count every match, but keep only the first few
+        if denied and read_denied(denied, line.split("\0")[0]):
+            continue  # a Read deny rule covers that file: its lines are not shown
+        total += 1
+        if total <= GREP_LIMIT:
+            shown.append(line.replace("\0", ":", 1))
+    if not total:
+        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
+    if total > GREP_LIMIT:
+        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
+    return "\n".join(shown)
 
 
 # === s02 · web_fetch: a page as text ===
@@ -743,17 +620,75 @@ def html_to_text(html: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
+# === s02 · registration: each tool in one place ===
+# A tool is declared once, with everything about it: the schema the model sees (a
+# description, and a type and a description for each field), the function that runs
+# it, and (s03) the safety metadata the permission gate asks, per input.
+TOOLS: list = []          # the schemas sent to the API, in the order registered
+TOOL_HANDLERS: dict = {}  # tool name -> function; the input's fields are its arguments
+TOOL_BY_NAME: dict = {}   # tool name -> its schema, as in TOOLS
+TOOL_META: dict = {}      # tool name -> {"names": Claude Code's, "is_read_only": f(input), ...}
+FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
+
+
+def register(handler, description: str, fields: dict, required: tuple = (), **meta) -> None:
+    """Declare a tool: `fields` maps each input field to (type, description), the type
+    str, int or bool, or a JSON schema of its own; `meta` is its safety metadata (see
+    SAFE_DEFAULTS for what a tool may leave out)."""
+    properties = {name: {**(kind if isinstance(kind, dict) else {"type": FIELD_TYPES[kind]}),
+                         "description": text} for name, (kind, text) in fields.items()}
+    tool = {"name": handler.__name__, "description": description,
+            "input_schema": {"type": "object", "properties": properties,
+                             "required": list(required)}}
+    TOOLS.append(tool)
+    TOOL_HANDLERS[tool["name"]], TOOL_BY_NAME[tool["name"]] = handler, tool
+    TOOL_META[tool["name"]] = meta
+
+
+PATH = (str, "A path inside the workspace; relative paths start there.")
+READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}  # s03
+EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
+         "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))}
+register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
+         f"the exit code. Stdin is closed. Default timeout {DEFAULT_TIMEOUT}s, at most "
+         f"{MAX_TIMEOUT}s.", {"command": (str, "The command to run."),
+                              "timeout": (int, "Seconds before it is killed.")},
+         ["command"], names=("Bash",),
+         is_read_only=lambda i: is_read_only_command(i["command"]),
+         is_destructive=lambda i: dangerous_reason(i["command"]))
+register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
+         "lines from `offset`; use offset/limit to read on.",
+         {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
+          "limit": (int, "How many lines to read.")}, ["file_path"], names=("Read",), **READS)
+register(write_file, "Create or overwrite a file with `content` (atomically). Prefer "
+         "edit_file to change part of an existing file.",
+         {"file_path": PATH, "content": (str, "The whole new content.")},
+         ["file_path", "content"], names=("Write", "Edit"), **EDITS)
+register(edit_file, "Replace `old_string` with `new_string` in a file. `old_string` must "
+         "match exactly once (include surrounding lines to make it unique) unless "
+         "`replace_all` is true. An empty `old_string` creates a new file.",
+         {"file_path": PATH, "old_string": (str, "The exact text to replace."),
+          "new_string": (str, "The text to put in its place."),
+          "replace_all": (bool, "Replace every match, not just one.")},
+         ["file_path", "old_string", "new_string"], names=("Edit",), **EDITS)
+register(list_files, "Find files by glob pattern (e.g. '**/*.py'), newest first. Skips "
+         ".git and git-ignored files.",
+         {"pattern": (str, "A glob, from `path`: '*.md' at its top, '**/*.md' below."),
+          "path": (str, "The folder to search (default: the workspace).")}, ["pattern"],
+         names=("Glob", "Read"), **READS)
+register(grep_search, "Search file contents with a regular expression; returns "
+         "file:line:text.",
+         {"pattern": (str, "A regular expression (ripgrep's dialect)."),
+          "path": (str, "A file or folder to search (default: the workspace)."),
+          "include": (str, "Only files whose names match this glob, e.g. '*.py'.")},
+         ["pattern"], names=("Grep", "Read"), **READS)
+register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into readable "
+         "text).", {"url": (str, "The http(s) URL to fetch."),
+                    "max_length": (int, "The most characters to return.")}, ["url"],
+         names=("WebFetch",), **READS)
+
+
 # === s02 · dispatch: look up, validate, run, shape ===
-TOOL_HANDLERS = {  # tool name -> function; the input's fields are its arguments
-    "run_shell": run_shell,
-    "read_file": read_file,
-    "write_file": write_file,
-    "edit_file": edit_file,
-    "list_files": list_files,
-    "grep_search": grep_search,
-    "web_fetch": web_fetch,
-}
-SCHEMAS = {tool["name"]: tool["input_schema"] for tool in TOOLS}
 JSON_TYPES = {"string": str, "integer": int, "boolean": bool, "number": (int, float),
               "object": dict, "array": list}
 
@@ -1695,30 +1630,13 @@ def protected_write(target: str) -> str | None:
 
 
 # === s03 · permissions: tool metadata and its safe defaults ===
-# What the gate needs to know about each tool, decided per input: `run_shell` is
-# read-only for `git status`, not for `git push`. `is_destructive` returns why a
-# call is dangerous (a non-empty string) or None.
+# What the gate needs to know about each tool (registered with it, in TOOL_META),
+# decided per input: `run_shell` is read-only for `git status`, not for `git push`.
+# `is_destructive` returns why a call is dangerous (a non-empty string) or None.
 def path_of(tool_input: dict) -> str:
     return tool_input.get("file_path") or tool_input.get("path") or "."
 
 
-TOOL_META = {  # tool name -> its safety metadata and the Claude Code names rules use
-    "run_shell": {"names": ("Bash",),
-                  "is_read_only": lambda i: is_read_only_command(i["command"]),
-                  "is_destructive": lambda i: dangerous_reason(i["command"])},
-    "read_file": {"names": ("Read",), "is_read_only": lambda i: True,
-                  "is_destructive": lambda i: None},
-    "write_file": {"names": ("Write", "Edit"), "is_read_only": lambda i: False,
-                   "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))},
-    "edit_file": {"names": ("Edit",), "is_read_only": lambda i: False,
-                  "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))},
-    "list_files": {"names": ("Glob", "Read"), "is_read_only": lambda i: True,
-                   "is_destructive": lambda i: None},
-    "grep_search": {"names": ("Grep", "Read"), "is_read_only": lambda i: True,
-                    "is_destructive": lambda i: None},
-    "web_fetch": {"names": ("WebFetch",), "is_read_only": lambda i: True,
-                  "is_destructive": lambda i: None},
-}
 # subtle: a tool that declares nothing gets these. Both err on the safe side: if we
 # guessed "read-only" for a tool that deletes, plan mode would run it unasked. A
 # wrong "not read-only" only costs a question.
@@ -2089,8 +2007,8 @@ def tool_search(query: str, max_results: int = 5) -> str:
                     f"{', '.join(DEFERRED_TOOLS)}. Load one by name with "
                     "'select:<name>'.")
     for name in names:
-        if name in DEFERRED_TOOLS and name not in LOADED_TOOLS:
-            LOADED_TOOLS.append(name)  # appended, never sorted: see tools_for_request
+        if name in DEFERRED_TOOLS and name not in SESSION["loaded"]:
+            SESSION["loaded"].append(name)  # appended, never sorted: see tools_for_request
     definitions = [{key: TOOL_BY_NAME[n][key] for key in ("name", "description",
                                                           "input_schema")}
                    for n in dict.fromkeys(names)]
@@ -2146,7 +2064,7 @@ def exit_plan_mode(plan: str) -> str:
         raise ToolError(f"the user did not approve the plan ({said}). You are still in "
                         "plan mode: revise the plan and present it again with "
                         "exit_plan_mode.")
-    SESSION["mode"], SESSION["before_plan"] = SESSION.get("before_plan"), None
+    SESSION["mode"], SESSION["before_plan"] = SESSION["before_plan"], None
     if current_mode(load_settings()) == "plan":  # subtle: defaultMode may be plan itself
         SESSION["mode"] = "default"
     return (f"The user approved your plan. Permission mode is back to "
@@ -2212,7 +2130,7 @@ def find_skills() -> tuple[dict, list[str]]:
 
 
 def parse_skill_md(text: str) -> tuple[dict, str]:
-    """Split a SKILL.md into its front matter (a dict) and its Markdown body."""
+    """Split a SKILL.md into its YAML front matter (a dict) and its Markdown body."""
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[0].strip() != "---":
         raise SkillError("no front matter: the file must start with a line '---'")
@@ -2220,66 +2138,15 @@ def parse_skill_md(text: str) -> tuple[dict, str]:
                None)
     if end is None:
         raise SkillError("the front matter has no closing '---' line")
-    return parse_front_matter(lines[1:end]), "\n".join(lines[end + 1:]).strip("\n")
-
-
-def parse_front_matter(lines: list[str]) -> dict:
-    """The top-level `key: value` pairs of a YAML front matter. The subset that
-    SKILL.md files use: plain, quoted and multi-line strings, `|` and `>` blocks,
-    lists; a nested mapping is kept as its raw text. No YAML library needed."""
-    meta, i = {}, 0
-    while i < len(lines):
-        line = lines[i]
-        if not line.strip() or line.lstrip().startswith("#"):
-            i += 1
-            continue
-        match = re.match(r"([A-Za-z_][\w-]*)\s*:(?:\s+|$)(.*)$", line)
-        if not match or line[0].isspace():
-            raise SkillError(f"front matter line {i + 2} is not 'key: value': {line.strip()!r}")
-        key, first = match[1], match[2].strip()
-        i += 1
-        more = []  # the value's continuation lines: indented, or blank
-        while i < len(lines) and (not lines[i].strip() or lines[i][0].isspace()
-                                  or (lines[i].startswith("- ") and not first)):
-            more.append(lines[i])
-            i += 1
-        meta[key] = yaml_value(first, more, key)
-    return meta
-
-
-def yaml_value(first: str, more: list[str], key: str):
-    """One value: `first` is what follows `key:`, `more` its continuation lines."""
-    if first[:1] in ("|", ">"):  # a block: keep lines (|) or fold them into one (>)
-        body = textwrap.dedent("\n".join(more)).strip("\n")
-        return body if first[0] == "|" else fold(body)
-    if first[:1] in ('"', "'"):  # quoted, possibly over several lines
-        text = " ".join([first] + [m.strip() for m in more if m.strip()])
-        quote = first[0]
-        end = (re.match(r'"((?:[^"\\]|\\.)*)"', text) if quote == '"'
-               else re.match(r"'((?:[^']|'')*)'", text))
-        if not end:
-            raise SkillError(f"{key}: the quoted value has no closing {quote}")
-        inner = end[1]
-        return (inner.replace("''", "'") if quote == "'" else
-                re.sub(r'\\(["\\/nt])', lambda m: {"n": "\n", "t": "\t"}.get(m[1], m[1]), inner))
-    items = [m.strip()[2:].strip() for m in more if m.strip().startswith("- ")]
-    if not first and items:  # a block list
-        return [unquote(item) for item in items]
-    if not first and more:  # a nested mapping: kept as text
-        return textwrap.dedent("\n".join(more)).strip()
-    if first.startswith("[") and first.endswith("]"):  # a flow list: [a, b]
-        return [unquote(item.strip()) for item in first[1:-1].split(",") if item.strip()]
-    # a plain scalar; its continuation lines fold into it; ' #' starts a comment
-    return re.sub(r"\s+#.*$", "", " ".join([first] + [m.strip() for m in more if m.strip()]))
-
-
-def fold(block: str) -> str:
-    """YAML's `>`: single newlines become spaces, blank lines stay breaks."""
-    return "\n".join(" ".join(p.split("\n")) for p in block.split("\n\n"))
-
-
-def unquote(value: str) -> str:
-    return value[1:-1] if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"" else value
+    try:  # safe_load: plain data only, never a Python object
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as e:  # e.g. "could not find expected ':' (line 3)"
+        where = getattr(e, "problem_mark", None)
+        raise SkillError(f"the front matter is not valid YAML: {getattr(e, 'problem', e)}"
+                         + (f" (line {where.line + 2})" if where else ""))
+    if not isinstance(meta, dict):
+        raise SkillError("the front matter is not a mapping of keys to values")
+    return meta, "\n".join(lines[end + 1:]).strip("\n")
 
 
 def skill(name: str, args: str = "") -> str:
@@ -2315,17 +2182,29 @@ def system_prompt() -> str:
 
 
 # === s05 · registration: the new tools ===
-# The four new tools join the dispatch table, with their safety metadata for the
-# gate (s03): none of them changes a file, so plan mode lets them all run.
-TOOL_HANDLERS.update({"tool_search": tool_search, "enter_plan_mode": enter_plan_mode,
-                      "exit_plan_mode": exit_plan_mode, "skill": skill})
-ONLY_READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}
-TOOL_META.update({
-    "tool_search": {"names": ("ToolSearch",), **ONLY_READS},
-    "enter_plan_mode": {"names": ("EnterPlanMode",), **ONLY_READS},
-    "exit_plan_mode": {"names": ("ExitPlanMode",), **ONLY_READS},
-    "skill": {"names": ("Skill",), **ONLY_READS},
-})
+# None of them changes a file, so plan mode lets them all run.
+CHANGES_NOTHING = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}
+register(tool_search, "Load the full definitions of deferred tools so that you can call "
+         f"them. Deferred tools, known here by name only: {', '.join(DEFERRED_TOOLS)}. "
+         "Calling one before it is loaded fails. A loaded tool stays available for the "
+         "rest of the session.",
+         {"query": (str, "'select:name1,name2' loads tools by exact name; any other "
+                         "query finds deferred tools by words of their names and "
+                         "descriptions."),
+          "max_results": (int, "The most tools a keyword query loads (default 5).")},
+         ["query"], names=("ToolSearch",), **CHANGES_NOTHING)
+register(enter_plan_mode, "Switch to plan mode before a change that needs thought: "
+         "explore with read-only tools, change nothing, then present your plan to the "
+         "user with exit_plan_mode.", {}, names=("EnterPlanMode",), **CHANGES_NOTHING)
+register(exit_plan_mode, "In plan mode: present your plan (Markdown) to the user for "
+         "approval. Approved: plan mode ends and you carry the plan out. Not approved: "
+         "you stay in plan mode, with the user's feedback.",
+         {"plan": (str, "The plan, in Markdown.")}, ["plan"], names=("ExitPlanMode",),
+         **CHANGES_NOTHING)
+register(skill, "Load a skill by name: its instructions, and the folder of the files it "
+         "bundles. The skills available are listed in the system prompt.",
+         {"name": (str, "The skill's name."), "args": (str, "Passed to the skill.")},
+         ["name"], names=("Skill",), **CHANGES_NOTHING)
 
 
 # === s03 · permissions: read before edit ===
@@ -2372,10 +2251,6 @@ HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 HOOK_TIMEOUT = 60             # seconds a hook may run, unless its settings say otherwise
 MAX_HOOK_CONTEXT = 10_000     # characters hooks may add to one tool_result
 MAX_HOOK_OUTPUT = 1_000_000   # bytes of a hook's stdout or stderr we read, at most
-HOOK_STATE = {  # what hooks need during one run of the agent
-    "session_id": uuid.uuid4().hex,  # one id per process, sent to every hook
-    "stop": None,                    # a hook's stopReason, once one said "continue": false
-}
 
 
 def load_hooks() -> dict:
@@ -2450,7 +2325,7 @@ def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
     for key in ("file_path", "path"):
         if isinstance(absolute.get(key), str):
             absolute[key] = os.path.normpath(Path.cwd() / os.path.expanduser(absolute[key]))
-    return {"session_id": HOOK_STATE["session_id"],
+    return {"session_id": SESSION["session_id"],
             "transcript_path": "",  # we keep no transcript file
             "cwd": str(Path.cwd()), "permission_mode": current_mode(load_settings()),
             "hook_event_name": event, "tool_name": claude_code_name(tool_name),
@@ -2628,13 +2503,13 @@ def pre_tool_use(block) -> dict:
     hook = run_hooks("PreToolUse", block.name, block.input, block.id)
     hook.update(input=block.input, blocked=None)
     if hook["stop"]:
-        HOOK_STATE["stop"] = hook["stop"]
+        SESSION["stop"] = hook["stop"]
         hook["blocked"] = "Not run: a hook stopped the agent."
     elif hook["decision"] == "deny":
         show_decision("deny", f"PreToolUse hook: {(hook['reason'].splitlines() or [''])[0]}")
         hook["blocked"] = f"Blocked by a PreToolUse hook: {capped(hook['reason'])}"
     elif hook["updated_input"] is not None:
-        problem = validate_input(SCHEMAS[block.name], hook["updated_input"])
+        problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"], hook["updated_input"])
         if problem:
             hook["blocked"] = f"Error: a PreToolUse hook's updatedInput is invalid: {problem}."
         else:
@@ -2666,14 +2541,14 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
     else:
         hook = run_hooks("PostToolUse", block.name, tool_input, block.id, tool_response=output)
     if hook["stop"]:
-        HOOK_STATE["stop"] = hook["stop"]
+        SESSION["stop"] = hook["stop"]
     said = "\n".join(text for text in (context, hook["feedback"], hook["context"]) if text)
     return output + hook_note("hook-feedback", said), is_error
 
 
 def stopped_by_hook() -> str:
     """The loop's last words when a hook said {"continue": false}; for the user only."""
-    reason, HOOK_STATE["stop"] = HOOK_STATE["stop"], None
+    reason, SESSION["stop"] = SESSION["stop"], None
     return f"[stopped by a hook: {reason}]"
 
 
@@ -2685,13 +2560,13 @@ def execute_tool(block) -> tuple[str, bool]:
     handler = TOOL_HANDLERS.get(block.name)
     if handler is None:
         return f"Error: unknown tool '{block.name}'. Available: {', '.join(TOOL_HANDLERS)}.", True
-    if block.name in DEFERRED_TOOLS and block.name not in LOADED_TOOLS:
+    if block.name in DEFERRED_TOOLS and block.name not in SESSION["loaded"]:
         return (f"Error: {block.name} is a deferred tool and is not loaded yet. Load it "
                 f"first with tool_search (query 'select:{block.name}'), then call it."), True
-    problem = validate_input(SCHEMAS[block.name], block.input)
+    problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input)
     if problem:
         return f"Error: invalid input for {block.name}: {problem}.", True
-    if HOOK_STATE["stop"]:  # a hook stopped the agent earlier in this batch
+    if SESSION["stop"]:  # a hook stopped the agent earlier in this batch
         return "Not run: a hook stopped the agent.", True
     hook = pre_tool_use(block)
     if hook["blocked"]:
@@ -2774,7 +2649,7 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
             results.append({"type": "tool_result", "tool_use_id": block.id,
                             "content": output, "is_error": is_error})
         messages.append({"role": "user", "content": results})
-        if HOOK_STATE["stop"]:  # a hook said {"continue": false}
+        if SESSION["stop"]:  # a hook said {"continue": false}
             return stopped_by_hook()
     return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
 

@@ -8,7 +8,6 @@ anthropic SDK talking to the scripted local Messages API server.
 
 from __future__ import annotations
 
-import copy
 import importlib
 import json
 import os
@@ -34,17 +33,9 @@ def chapters_from(first: str) -> list[str]:
     return [c for c in CHAPTERS if c[:3] >= first[:3]]
 
 
-SESSION_STATE = ("SESSION", "LOADED_TOOLS", "HOOK_STATE")  # module-level state, s03+
-_PRISTINE: dict[str, dict] = {}  # module name -> {attribute: its state at import}
-
-
 def load_chapter(name: str):
     """Import a chapter's code.py as a module (no side effects at import)."""
-    mod = importlib.import_module(f"{name}.code")
-    if mod.__name__ not in _PRISTINE:
-        _PRISTINE[mod.__name__] = {attr: copy.deepcopy(getattr(mod, attr))
-                                   for attr in SESSION_STATE if hasattr(mod, attr)}
-    return mod
+    return importlib.import_module(f"{name}.code")
 
 
 def chapter_params(first: str):
@@ -90,18 +81,14 @@ def offline_and_isolated(tmp_path, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def fresh_session_state():
-    """Each test starts with the session state a chapter had at import (mode, reads,
-    approvals, loaded tools, hook state): modules outlive tests, sessions must not."""
+    """Each test starts with a fresh session (mode, reads, approvals, loaded tools,
+    hook state): modules outlive tests, sessions must not. s03 on, a chapter keeps
+    all of it in SESSION, and reset_session() starts it over."""
     yield
-    for name, attrs in _PRISTINE.items():
-        mod = sys.modules[name]
-        for attr, pristine in attrs.items():
-            current, fresh = getattr(mod, attr), copy.deepcopy(pristine)
-            if isinstance(current, dict):
-                current.clear()
-                current.update(fresh)
-            elif isinstance(current, list):
-                current[:] = fresh
+    for name in CHAPTERS:
+        mod = sys.modules.get(f"{name}.code")
+        if mod is not None and hasattr(mod, "reset_session"):
+            mod.reset_session()
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """s05's deferred tools: names up front, schemas on demand, a tool list that only grows.
 
 Each test runs against s05 and every later chapter. It relies on the public names
-DEFERRED_TOOLS, LOADED_TOOLS (what this session has loaded), TOOLS, execute_tool and
+DEFERRED_TOOLS, SESSION["loaded"] (what this session has loaded), TOOLS, execute_tool and
 agent_loop, and on what the scripted server received.
 """
 
@@ -79,7 +79,7 @@ def test_select_loads_exact_names_and_returns_full_definitions(mod):
     for definition in found:
         assert definition["input_schema"] == by_name[definition["name"]]["input_schema"]
         assert definition["description"] == by_name[definition["name"]]["description"]
-    assert mod.LOADED_TOOLS == ["web_fetch", "exit_plan_mode"]
+    assert mod.SESSION["loaded"] == ["web_fetch", "exit_plan_mode"]
 
 
 def test_select_accepts_claude_code_names(mod):
@@ -87,7 +87,7 @@ def test_select_accepts_claude_code_names(mod):
     output, is_error = call_tool(mod, "tool_search", query="select:WebFetch, EnterPlanMode")
     assert not is_error
     assert [d["name"] for d in loaded(output)] == ["web_fetch", "enter_plan_mode"]
-    assert mod.LOADED_TOOLS == ["web_fetch", "enter_plan_mode"]
+    assert mod.SESSION["loaded"] == ["web_fetch", "enter_plan_mode"]
 
 
 @pytest.mark.parametrize("query, first", [
@@ -104,14 +104,14 @@ def test_keyword_search_ranks_names_and_descriptions(mod, query, first):
     found = [d["name"] for d in loaded(output)]
     assert found[0] == first
     assert set(found) <= DEFERRED
-    assert mod.LOADED_TOOLS == found
+    assert mod.SESSION["loaded"] == found
 
 
 def test_max_results_caps_what_is_loaded(mod):
     """max_results=1: only the best match is returned and loaded."""
     output, is_error = call_tool(mod, "tool_search", query="plan mode", max_results=1)
     assert not is_error and [d["name"] for d in loaded(output)] == ["enter_plan_mode"]
-    assert mod.LOADED_TOOLS == ["enter_plan_mode"]
+    assert mod.SESSION["loaded"] == ["enter_plan_mode"]
 
 
 def test_no_match_lists_the_deferred_names(mod):
@@ -120,7 +120,7 @@ def test_no_match_lists_the_deferred_names(mod):
     assert "No deferred tool matches" in output
     for name in DEFERRED:
         assert name in output
-    assert mod.LOADED_TOOLS == []
+    assert mod.SESSION["loaded"] == []
 
 
 @pytest.mark.parametrize("query", ["select:web_fetch,nope", "select:", "SELECT: ,"])
@@ -130,14 +130,14 @@ def test_select_of_an_unknown_name_is_an_error(mod, query):
     output, is_error = call_tool(mod, "tool_search", query=query)
     assert is_error and "exit_plan_mode" in output
     assert "nope" in output or "none given" in output
-    assert mod.LOADED_TOOLS == []
+    assert mod.SESSION["loaded"] == []
 
 
 def test_loading_twice_does_not_duplicate(mod):
     """A tool loaded again is returned again but listed once."""
     call_tool(mod, "tool_search", query="select:web_fetch")
     call_tool(mod, "tool_search", query="select:web_fetch,WebFetch")
-    assert mod.LOADED_TOOLS == ["web_fetch"]
+    assert mod.SESSION["loaded"] == ["web_fetch"]
     assert [t["name"] for t in mod.tools_for_request()].count("web_fetch") == 1
 
 

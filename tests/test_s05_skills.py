@@ -80,20 +80,6 @@ def test_front_matter_forms_load(mod, workspace, text, name, description, crlf):
     assert "\r" not in found["body"]
 
 
-@pytest.mark.parametrize("text", [g[1] for g in GOOD if g[0] != "bom"],
-                         ids=[g[0] for g in GOOD if g[0] != "bom"])
-def test_front_matter_agrees_with_a_yaml_parser(mod, text):
-    """Where PyYAML is installed (mkdocs brings it), our small parser reads name and
-    description the way a real YAML parser does."""
-    yaml = pytest.importorskip("yaml")
-    lines = text.split("\n")
-    end = lines.index("---", 1)
-    expected = yaml.safe_load("\n".join(lines[1:end]))
-    ours = mod.parse_front_matter(lines[1:end])
-    assert ours["name"] == expected["name"]
-    assert ours["description"].rstrip("\n") == expected["description"].rstrip("\n")
-
-
 BROKEN = [
     ("no-front-matter", "# Deploy\n\nRun ./deploy.sh\n", "front matter"),
     ("unclosed", "---\nname: u\ndescription: never closed\n# Body\n", "closing"),

@@ -46,7 +46,7 @@ def test_the_hook_reads_the_prompt_on_stdin(mod):
     payload = json.loads(Path("payload.json").read_text() or "{}")
     want = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the tests",
             "cwd": str(Path.cwd()), "permission_mode": "default",
-            "session_id": mod.HOOK_STATE["session_id"], "transcript_path": ""}
+            "session_id": mod.SESSION["session_id"], "transcript_path": ""}
     for key, value in want.items():
         assert payload.get(key) == value, (
             f"the hook's stdin should have {key}={value!r}; it had {payload.get(key)!r}. "
