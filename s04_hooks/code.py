@@ -104,6 +104,22 @@ def reset_session() -> None:
     SESSION.update(new_session())
 
 
+# === s03 · permissions: where a path really leads ===
+def resolve_path(path: str) -> Path:
+    """Where `path` really points (`..`, `~` and symbolic links followed), without
+    refusing anything: the permission gate decides about paths outside."""
+    full = Path.cwd().resolve() / Path(path).expanduser()
+    try:
+        return full.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.normpath(full))
+
+
+def is_inside(full: Path) -> bool:
+    workspace = Path.cwd().resolve()
+    return full == workspace or workspace in full.parents
+
+
 # === s02 · safe_path: every path stays in the workspace ===
 class ToolError(Exception):
     """An expected failure; its message goes to the model as an is_error result."""
@@ -123,21 +139,6 @@ def safe_path(path: str) -> Path:
         raise ToolError(f"'{path}' resolves to {full}, outside the workspace "
                         f"{workspace}. File tools only work inside the workspace.")
     return full
-
-
-def resolve_path(path: str) -> Path:
-    """Where `path` really points (`..`, `~` and symbolic links followed), without
-    refusing anything: the permission gate decides about paths outside."""
-    full = Path.cwd().resolve() / Path(path).expanduser()
-    try:
-        return full.resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.normpath(full))
-
-
-def is_inside(full: Path) -> bool:
-    workspace = Path.cwd().resolve()
-    return full == workspace or workspace in full.parents
 
 
 def display(path: Path) -> str:
@@ -1801,6 +1802,17 @@ def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
     return None
 
 
+def permission_summary() -> str:
+    """One line: the mode in force, where it came from, and the rules loaded."""
+    settings = load_settings()
+    mode = current_mode(settings)
+    source = ("--permission-mode" if SESSION["mode"] else
+              ".claude/settings" if settings["defaultMode"] == mode else "the default")
+    rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
+    problems = "".join(f"\n  ignored a broken settings file: {p}" for p in settings["problems"])
+    return f"permission mode: {mode} (from {source}); rules: {rules}{problems}"
+
+
 # === s03 · permissions: decide_permission, the order is the policy ===
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
@@ -1971,6 +1983,13 @@ def check_permission(tool_name: str, tool_input: dict, hook: dict | None = None)
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
         SESSION["granted"].add(resolve_path(path_of(tool_input)))  # approved: let it through
     return None
+
+
+def show_decision(decision: str, reason: str) -> None:
+    """Print what the permission gate decided about a call, and why."""
+    row = f"  [{decision}] {reason}"
+    row = row if len(row) <= 160 else row[:157] + "..."
+    print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
 
 
 # === s03 · permissions: read before edit ===
@@ -2375,13 +2394,6 @@ def show_result(output: str, is_error: bool, lines: int = 6) -> None:
         mark = "  "
 
 
-def show_decision(decision: str, reason: str) -> None:
-    """Print what the permission gate decided about a call, and why."""
-    row = f"  [{decision}] {reason}"
-    row = row if len(row) <= 160 else row[:157] + "..."
-    print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
-
-
 # === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
@@ -2460,17 +2472,6 @@ def run_offline_demo(args) -> int:
             print(f"{CHAPTER} >> {prompt}")
             run_task(prompt, messages, client, args)
     return 0
-
-
-def permission_summary() -> str:
-    """One line: the mode in force, where it came from, and the rules loaded."""
-    settings = load_settings()
-    mode = current_mode(settings)
-    source = ("--permission-mode" if SESSION["mode"] else
-              ".claude/settings" if settings["defaultMode"] == mode else "the default")
-    rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
-    problems = "".join(f"\n  ignored a broken settings file: {p}" for p in settings["problems"])
-    return f"permission mode: {mode} (from {source}); rules: {rules}{problems}"
 
 
 def make_client():

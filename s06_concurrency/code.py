@@ -129,6 +129,22 @@ def tools_for_request() -> list[dict]:
     return stable + [TOOL_BY_NAME[name] for name in SESSION["loaded"]]
 
 
+# === s03 · permissions: where a path really leads ===
+def resolve_path(path: str) -> Path:
+    """Where `path` really points (`..`, `~` and symbolic links followed), without
+    refusing anything: the permission gate decides about paths outside."""
+    full = Path.cwd().resolve() / Path(path).expanduser()
+    try:
+        return full.resolve()
+    except (OSError, RuntimeError):
+        return Path(os.path.normpath(full))
+
+
+def is_inside(full: Path) -> bool:
+    workspace = Path.cwd().resolve()
+    return full == workspace or workspace in full.parents
+
+
 # === s02 · safe_path: every path stays in the workspace ===
 class ToolError(Exception):
     """An expected failure; its message goes to the model as an is_error result."""
@@ -148,21 +164,6 @@ def safe_path(path: str) -> Path:
         raise ToolError(f"'{path}' resolves to {full}, outside the workspace "
                         f"{workspace}. File tools only work inside the workspace.")
     return full
-
-
-def resolve_path(path: str) -> Path:
-    """Where `path` really points (`..`, `~` and symbolic links followed), without
-    refusing anything: the permission gate decides about paths outside."""
-    full = Path.cwd().resolve() / Path(path).expanduser()
-    try:
-        return full.resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.normpath(full))
-
-
-def is_inside(full: Path) -> bool:
-    workspace = Path.cwd().resolve()
-    return full == workspace or workspace in full.parents
 
 
 def display(path: Path) -> str:
@@ -209,8 +210,6 @@ NON_INTERACTIVE_ENV = {
     "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "EDITOR": "true",
     "TERM": "dumb", "PYTHONUNBUFFERED": "1",
 }
-
-
 
 
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
@@ -1834,6 +1833,17 @@ def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
     return None
 
 
+def permission_summary() -> str:
+    """One line: the mode in force, where it came from, and the rules loaded."""
+    settings = load_settings()
+    mode = current_mode(settings)
+    source = ("--permission-mode" if SESSION["mode"] else
+              ".claude/settings" if settings["defaultMode"] == mode else "the default")
+    rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
+    problems = "".join(f"\n  ignored a broken settings file: {p}" for p in settings["problems"])
+    return f"permission mode: {mode} (from {source}); rules: {rules}{problems}"
+
+
 # === s03 · permissions: decide_permission, the order is the policy ===
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
@@ -2038,6 +2048,13 @@ def check_permission(tool_name: str, tool_input: dict, hook: dict | None = None)
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
         SESSION["granted"].add(resolve_path(path_of(tool_input)))  # approved: let it through
     return None
+
+
+def show_decision(decision: str, reason: str) -> None:
+    """Print what the permission gate decided about a call, and why."""
+    row = f"  [{decision}] {reason}"
+    row = row if len(row) <= 160 else row[:157] + "..."
+    say(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
 
 
 # === s05 · deferred tools: tool_search ===
@@ -2669,13 +2686,6 @@ def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     say("\n".join(shown))  # one say: parallel results never interleave their lines
 
 
-def show_decision(decision: str, reason: str) -> None:
-    """Print what the permission gate decided about a call, and why."""
-    row = f"  [{decision}] {reason}"
-    row = row if len(row) <= 160 else row[:157] + "..."
-    say(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
-
-
 # === s06 · concurrency: which calls may run together ===
 MAX_PARALLEL = 10  # calls of one batch running at once, Claude Code's limit. They mostly
                    # wait (on disk, network, a model), so the number of cores does not matter.
@@ -2934,7 +2944,6 @@ register(agent, "Hand a self-contained sub-task to a subagent. It starts fresh w
          is_concurrency_safe=lambda i: True)  # each call it makes passes the gate itself
 
 
-
 # === s01 · the command line: a REPL, one task, or the offline demo ===
 def run_task(prompt: str, messages: list, client, args) -> None:
     """Add the user's prompt, run the loop, print the answer."""
@@ -2980,17 +2989,6 @@ def run_offline_demo(args) -> int:
             print(f"{CHAPTER} >> {prompt}")
             run_task(prompt, messages, client, args)
     return 0
-
-
-def permission_summary() -> str:
-    """One line: the mode in force, where it came from, and the rules loaded."""
-    settings = load_settings()
-    mode = current_mode(settings)
-    source = ("--permission-mode" if SESSION["mode"] else
-              ".claude/settings" if settings["defaultMode"] == mode else "the default")
-    rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
-    problems = "".join(f"\n  ignored a broken settings file: {p}" for p in settings["problems"])
-    return f"permission mode: {mode} (from {source}); rules: {rules}{problems}"
 
 
 def make_client():
