@@ -340,7 +340,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-# === s02 · edit_file: one exact match; quotes and line endings forgiven ===
+# === s02 · edit_file: one exact match, quotes and line endings forgiven ===
 CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
 
 

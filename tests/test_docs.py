@@ -7,8 +7,9 @@ chapters, each diff is the diff of the files, and every local link leads somewhe
 
 Conventions these tests enforce (see docs/_hooks/chapters.py for the machinery):
 - A chapter is a directory `sNN_name/` with code.py and README.md; its page is its README.
-- A ```python block in a README or a docs page either holds only snippet lines
-  (`--8<-- "sNN_x/code.py:section"`) or starts with a `# pseudocode` line.
+- A ```python block in a README or a docs page is either written from the tested file
+  (a `<!-- code FILE: items -->` region, see docs/_hooks/code_regions.py) or starts
+  with a `# pseudocode` line. code.py carries no docs markup.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from conftest import ROOT, load_chapter
+
+sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+import code_regions  # noqa: E402
 
 DOCS = ROOT / "docs"
 CHAPTERS = sorted((p.parent.name for p in ROOT.glob("s[0-9][0-9]_*/code.py")
@@ -216,20 +220,45 @@ def fenced_blocks(path: Path):
         i += 1
 
 
-def test_python_blocks_in_sources_are_included_or_pseudocode():
-    """No Python is pasted into a page: it is included by snippet, or says pseudocode."""
+def region_lines(path: Path) -> set[int]:
+    """The line numbers (1-based) inside the file's generated code regions."""
+    text = path.read_text(encoding="utf-8")
+    inside = set()
+    for m in code_regions.REGION.finditer(text):
+        first = text.count("\n", 0, m.start()) + 1
+        inside |= set(range(first, first + m.group(0).count("\n") + 1))
+    return inside
+
+
+def test_python_blocks_in_sources_are_generated_or_pseudocode():
+    """No Python is pasted into a page: it is written from the tested file, or says
+    pseudocode."""
     bad = []
     for path in markdown_sources():
+        generated = region_lines(path)
         for lang, line, body in fenced_blocks(path):
             if lang not in PYTHON_LANGS:
                 continue
             content = [ln for ln in body if ln.strip()]
             if content and content[0].strip().startswith("# pseudocode"):
                 continue
-            if not content or not all(SNIPPET_LINE.match(ln) for ln in content):
+            if line not in generated and not all(SNIPPET_LINE.match(ln) for ln in content):
                 bad.append(f"{path.relative_to(ROOT)}:{line}")
-    assert not bad, ("python blocks that are neither snippet includes nor start with "
-                     f"'# pseudocode': {bad}")
+    assert not bad, ("python blocks that are neither written from a file (a code region) "
+                     f"nor start with '# pseudocode': {bad}")
+
+
+def test_code_blocks_are_up_to_date():
+    """Every README's code regions hold exactly the code of the items they name, and
+    every name exists: `python docs/_hooks/code_regions.py` rewrites them."""
+    assert code_regions.stale() == []
+
+
+def test_code_carries_no_docs_markup():
+    """code.py has no snippet markers: the site finds sections by banner or by name."""
+    for chapter in WITH_CODE:
+        text = (ROOT / chapter / "code.py").read_text(encoding="utf-8")
+        assert "--8<--" not in text, f"{chapter}/code.py has a snippet marker"
 
 
 def code_without_markers(chapter: str) -> str:
@@ -258,30 +287,17 @@ def test_python_blocks_on_pages_come_from_the_chapters(site):
                 f"{html.path.parent.name}: a python block is not from any code.py:\n{text[:300]}")
 
 
-def snippet_targets(chapter: str) -> list[str]:
-    targets = []
-    for lang, _, body in fenced_blocks(ROOT / chapter / "README.md"):
-        targets += [m.group("target") for ln in body if (m := SNIPPET_LINE.match(ln))]
-    return targets
-
-
 @pytest.mark.parametrize("chapter", chapter_params())
-def test_included_sections_exist_and_appear(site, chapter):
-    """Each `--8<-- "file:section"` names a real section, and its code is on the page."""
-    shown = "\n".join(b["text"] for b in page(site, chapter).code("python"))
-    targets = snippet_targets(chapter)
-    assert targets, f"{chapter}/README.md includes no code"
-    for target in targets:
-        path, _, section = target.partition(":")
-        source = (ROOT / path).read_text(encoding="utf-8")
-        if section:
-            m = re.search(rf"^[ \t]*# --8<-- \[start:{re.escape(section)}\]\n(.*?)"
-                          rf"^[ \t]*# --8<-- \[end:{re.escape(section)}\]", source, re.S | re.M)
-            assert m, f"{target}: no such section"
-            body = "\n".join(ln for ln in m.group(1).splitlines() if not SECTION_MARKER.match(ln))
-        else:
-            body = code_without_markers(path.split("/")[0])
-        assert body.strip("\n") in shown, f"{target}: not shown on the {chapter} page"
+def test_code_regions_appear_on_the_page(site, chapter):
+    """Each code region of the README shows its code on the built page."""
+    shown = stripped_lines("\n".join(b["text"] for b in page(site, chapter).code("python")))
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    regions = list(code_regions.REGION.finditer(text))
+    assert regions, f"{chapter}/README.md shows no code"
+    for m in regions:
+        code = code_regions.block(m["file"], m["items"]).split("\n", 1)[1].rsplit("```", 1)[0]
+        assert stripped_lines(code.strip("\n")) in shown, (
+            f"{m['file']}: {m['items']}: not shown on the {chapter} page")
 
 
 # --- what changed: the diff -----------------------------------------------------------------

@@ -301,6 +301,10 @@ def make_exercise_files() -> None:
 
 def on_config(config, **kwargs):
     make_exercise_files()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import code_regions  # the READMEs' code blocks: written from the files, never stale
+    for problem in code_regions.stale():
+        log.warning("chapters hook: %s", problem)
     snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
     snippets["base_path"] = [str(ROOT)]
     config.nav = [{"Home": "index.md"}] + [

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-# >>> EXERCISE ex1-about --8<-- [start:ex1-about]
+# >>> EXERCISE ex1-about
 # Reference solution of exercise s04 ex1 (warm-up): a hook that checks JSON after edits.
 # standalone: a hook script of its own, not a copy of s04_hooks/code.py.
 # The task: exercises/s04/README.md. The changes are between the `>>> EXERCISE` markers.
 # Check:  EXERCISE_FILE=exercises/solutions/s04/ex1.py pytest exercises/s04/test_ex1.py
-# <<< EXERCISE ex1-about --8<-- [end:ex1-about]
+# <<< EXERCISE ex1-about
 """PostToolUse hook for Edit|Write: is the JSON file the agent just changed still JSON?
 
     {"matcher": "Edit|Write", "hooks": [{"type": "command",
@@ -19,7 +19,7 @@ import json
 import sys
 
 
-# >>> EXERCISE ex1 --8<-- [start:ex1]
+# >>> EXERCISE ex1
 def json_problem(path: str) -> str | None:
     """None if `path` is not a .json file, is gone, or holds valid JSON; else
     `<path>:<line>:<column>: <what the parser says>`."""
@@ -46,7 +46,7 @@ def main() -> int:
         print(json.dumps({"decision": "block",
                           "reason": f"{problem}. The edit was saved; fix the JSON."}))
     return 0  # the answer is in the JSON; exit 2 would ignore our stdout
-# <<< EXERCISE ex1 --8<-- [end:ex1]
+# <<< EXERCISE ex1
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-# >>> EXERCISE ex2-about --8<-- [start:ex2-about]
+# >>> EXERCISE ex2-about
 # Reference solution of exercise s04 ex2 (core): a hook that rewrites npm into pnpm.
 # standalone: a hook script of its own, not a copy of s04_hooks/code.py.
 # The task: exercises/s04/README.md. The changes are between the `>>> EXERCISE` markers.
 # Check:  EXERCISE_FILE=exercises/solutions/s04/ex2.py pytest exercises/s04/test_ex2.py
-# <<< EXERCISE ex2-about --8<-- [end:ex2-about]
+# <<< EXERCISE ex2-about
 """PreToolUse hook for Bash: this project uses pnpm, so `npm ...` runs as `pnpm ...`.
 
     {"matcher": "Bash", "hooks": [{"type": "command",
@@ -20,7 +20,7 @@ import re
 import sys
 
 
-# >>> EXERCISE ex2 --8<-- [start:ex2]
+# >>> EXERCISE ex2
 # Anything that could run a second command, or build one at run time, or span lines.
 SHELL_SYNTAX = re.compile(r"[;&|<>`$(){}\n\\]")
 
@@ -48,7 +48,7 @@ def main() -> int:
                              f"was run as `{new}`. Use pnpm from now on.",
     }}))
     return 0
-# <<< EXERCISE ex2 --8<-- [end:ex2]
+# <<< EXERCISE ex2
 
 
 if __name__ == "__main__":
