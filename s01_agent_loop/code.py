@@ -17,8 +17,18 @@ This chapter gives the model one tool, `run_shell`, and gets the loop right:
 - the shell cannot wait for input or hang: stdin closed, PAGER=cat, a timeout that
   kills the whole process group, output cut to its head and tail.
 
-Left for later: a dispatch table and file tools (s02), permissions (s03), hooks (s04),
-deferred tools (s05), concurrency (s06). This chapter runs every command it is given.
+Reading map (every section is new; search for "s01 ·" to find each):
+  New here:
+    s01 · settings: the model, the limits, the system prompt
+    s01 · tools: what the model may call
+    s01 · run_shell: a shell that cannot hang
+    s01 · execute_tool: every tool_use gets its tool_result
+    s01 · display: each call and its result
+    s01 · the agent loop
+    s01 · the command line: a REPL, one task, or the offline demo
+  Left for later: a registry of tools and the file tools (s02), permissions (s03),
+    hooks (s04), deferred tools (s05), concurrency (s06). This chapter runs every
+    command it is given.
 
 Run:  python s01_agent_loop/code.py            (REPL; offline demo if no API key)
       python s01_agent_loop/code.py "task"     (one task, then exit)

@@ -1,21 +1,42 @@
 #!/usr/bin/env python3
-"""s02_tool_use: a dispatch table and the file tools, with their safeguards.
+"""s02_tool_use: a registry of tools, and the file tools with their safeguards.
 
 s01 gave the model one tool. Real work needs more: read a file, search, change one
 line without rewriting the file. This chapter adds:
-- `TOOLS` (the schemas the model sees) and `TOOL_HANDLERS` (name -> function). The
-  loop is unchanged; `execute_tool` now looks the tool up, checks the input against
-  its schema, and turns every failure into an `is_error` tool_result.
+- one registration block: `register(handler, description, fields)` declares each
+  tool in one place, its schema (`TOOLS`, what the model sees) and its handler
+  (`TOOL_HANDLERS`); `execute_tool` looks the tool up, checks the input against its
+  schema, and turns every failure into an `is_error` tool_result.
 - `safe_path`: every file tool stays inside the workspace (no `..`, absolute paths,
   `~` or symbolic links that lead out).
 - read_file, write_file (atomic), edit_file (exact match, refuses an ambiguous one,
-  forgives curly quotes and CRLF, keeps the file's own style), list_files,
-  grep_search (ripgrep, pure-Python fallback) and web_fetch.
+  forgives curly quotes and CRLF, keeps the file's own style), list_files and
+  grep_search (both ripgrep, which honours every .gitignore) and web_fetch.
 - result shaping: a result too long for the context keeps its head and tail, and is
   saved whole under `.tool-results/` so nothing is lost.
 
-Unchanged: the loop, run_shell, the REPL. Left for later: whether a call may run at
-all (s03 permissions), hooks (s04), deferred tools (s05), concurrency (s06).
+Reading map (search for "s02 ·" to find what is new):
+  New here:
+    s02 · settings: the limits of the file tools
+    s02 · safe_path: every path stays in the workspace
+    s02 · result shaping: head and tail kept, the whole saved
+    s02 · read_file: numbered lines, a window at a time
+    s02 · write_file: atomic, or not at all
+    s02 · edit_file: one exact match, quotes and line endings forgiven
+    s02 · ripgrep: what list_files and grep_search run
+    s02 · list_files: files by glob, newest first
+    s02 · grep_search: ripgrep, streamed and capped
+    s02 · web_fetch: a page as text
+    s02 · registration: each tool in one place
+    s02 · dispatch: look up, validate, run, shape
+  Changed here: `SYSTEM` names the new tools; `TOOLS` is filled by register() (s01's
+    tools section gives way to the registration block); `execute_tool` looks the
+    tool up in the registry and validates and shapes what it returns;
+    `head_and_tail` and `run_shell` save a cut output whole, so nothing is lost;
+    `parse_args` describes this chapter.
+  Unchanged: the agent loop, the display, the REPL and the offline demo.
+  Left for later: whether a call may run at all (s03 permissions), hooks (s04),
+    deferred tools (s05), concurrency (s06).
 
 Run:  python s02_tool_use/code.py            (REPL; offline demo if no API key)
       python s02_tool_use/code.py "task"     (one task, then exit)

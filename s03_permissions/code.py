@@ -4,8 +4,9 @@
 s02 let the model run any tool it liked; all that stopped it was safe_path. Here
 every call first passes a permission gate, inside the one pipeline every call takes
 (look up, validate, read-before-edit, permission, run, shape). This chapter adds:
-- tool metadata: `is_read_only(input)` and `is_destructive(input)` per tool, decided
-  per input; a tool that declares nothing gets the safe defaults.
+- tool metadata, registered with each tool: `is_read_only(input)` and
+  `is_destructive(input)`, decided per input; a tool that declares nothing gets the
+  safe defaults.
 - permission modes: default, acceptEdits, plan, bypassPermissions
   (`--permission-mode`, or `permissions.defaultMode` in the settings).
 - allow / deny / ask rules in Claude Code's format, from `.claude/settings.json`
@@ -21,11 +22,32 @@ every call first passes a permission gate, inside the one pipeline every call ta
 - asking: y / n / always on a terminal; with no terminal, the answer is no, and
   the model is told why. Paths outside the workspace become a question.
 - read-before-edit: no edit to a file the agent has not read, or that changed on
-  disk since it did.
+  disk since it did. What the session remembers is one dict, `SESSION`.
 
-Unchanged: the loop, and the tools but for two lines: list_files and grep_search
-leave out what a Read deny rule covers. Left for later: hooks (s04),
-deferred tools (s05), concurrency (s06).
+Reading map (search for "s03 ·" to find what is new):
+  New here:
+    s03 · permissions: what the session remembers
+    s03 · permissions: where a path really leads
+    s03 · bash: parsing what bash will run
+    s03 · bash: the commands a command runs
+    s03 · bash: the read-only tables
+    s03 · bash: checking a command against the tables
+    s03 · bash: dangerous commands
+    s03 · permissions: tool metadata and its safe defaults
+    s03 · permissions: rules in Claude Code's format
+    s03 · permissions: decide_permission, the order is the policy
+    s03 · permissions: asking the user
+    s03 · permissions: read before edit
+    s03 · permissions: the one path every call takes
+  Changed here: `register` takes each tool's safety metadata, and every tool's
+    registration gives it (names for the rules, is_read_only, is_destructive);
+    `safe_path` lets through an outside path the user approved, which `display`
+    then shows whole; `list_files` and `grep_search` leave out what a Read deny
+    rule covers; `execute_tool` moves to the pipeline, with the gate in it;
+    `main` and `run_offline_demo` set the mode and say which rules are in force;
+    `parse_args` adds --permission-mode.
+  Unchanged: the agent loop, run_shell and the other tools' work.
+  Left for later: hooks (s04), deferred tools (s05), concurrency (s06).
 
 Run:  python s03_permissions/code.py            (REPL; offline demo if no API key)
       python s03_permissions/code.py "task"     (one task, then exit)

@@ -19,8 +19,20 @@ Claude Code works here unchanged. This chapter adds:
   the rules like the model's own input. PostToolUse hooks give the model feedback,
   and `"continue": false` stops the agent.
 
-Unchanged: the tools, the rules and modes, the classifier. The loop changes by
-one check (a hook may stop it). Left for later: deferred tools (s05), concurrency (s06).
+Reading map (search for "s04 ·" to find what is new):
+  New here:
+    s04 · hooks: the settings
+    s04 · hooks: running one hook
+    s04 · hooks: reading its answer
+    s04 · hooks: every hook of an event
+    s04 · hooks: in the gate, and after the call
+  Changed here: `execute_tool` runs the PreToolUse hooks before the gate and the
+    PostToolUse ones after the call; `check_permission` weighs a hook's decision;
+    `agent_loop` stops when a hook said `"continue": false`; `new_session` adds the
+    hooks' session id and that stop; `main` and `run_offline_demo` list the hooks
+    in force; `parse_args` describes this chapter.
+  Unchanged: the tools, the rules and modes, the bash classifier.
+  Left for later: deferred tools (s05), concurrency (s06).
 
 Run:  python s04_hooks/code.py            (REPL; offline demo if no API key)
       python s04_hooks/code.py "task"     (one task, then exit)

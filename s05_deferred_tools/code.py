@@ -14,11 +14,22 @@ disclosure, Claude Code's way of paying only for what is used:
   previous one is kept); writes and commands are denied there; `exit_plan_mode(plan)`
   shows the plan and asks the user: approved restores the previous mode.
 - skills: each `.claude/skills/*/SKILL.md` appears in the system prompt by name and
-  description only; `skill(name)` loads its instructions and names its folder.
+  description only (its YAML front matter read by PyYAML); `skill(name)` loads its
+  instructions and names its folder.
 
-Unchanged: the loop (it now asks `tools_for_request()` and `system_prompt()` what to
-send), the file tools, permissions (s03) and hooks (s04). Left for later:
-concurrency and subagents (s06).
+Reading map (search for "s05 ·" to find what is new):
+  New here:
+    s05 · deferred tools: known by name, loaded on demand
+    s05 · deferred tools: tool_search
+    s05 · plan mode
+    s05 · skills
+    s05 · registration: the new tools
+  Changed here: `agent_loop` asks `tools_for_request()` and `system_prompt()` what
+    to send; `execute_tool` refuses a deferred tool that is not loaded yet;
+    `new_session` adds the loaded tools and the mode plan mode returns to;
+    `parse_args` describes this chapter.
+  Unchanged: the file tools, permissions (s03) and hooks (s04).
+  Left for later: concurrency and subagents (s06).
 
 Run:  python s05_deferred_tools/code.py            (REPL; offline demo if no API key)
       python s05_deferred_tools/code.py "task"     (one task, then exit)

@@ -19,10 +19,26 @@ fills the parent's context. This chapter adds:
 - `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
   and returns its final answer. Several run in parallel, labelled on the terminal.
 
-Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
-tools), the tools (`run_shell` only records its processes, so Ctrl-C can kill them
-from the main thread); the permission gate asks under a lock, one question at a
-time. This is the last chapter.
+Reading map (search for "s06 ·" to find what is new):
+  New here:
+    s06 · concurrency: what each running call knows
+    s06 · concurrency: one terminal for many threads
+    s06 · concurrency: which calls may run together
+    s06 · concurrency: the tool runner
+    s06 · concurrency: starting calls while the reply streams
+    s06 · subagents
+    s06 · registration: the agent tool
+  Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell and skill
+    say whether a call may run beside others; `agent_loop` streams the reply and
+    hands its calls to a ToolRunner; `run_shell` and `run_hook` record their
+    processes in the session (`new_session` has room for them), so Ctrl-C can kill
+    them from the main thread; `check_permission` asks under the terminal lock, one
+    question at a time; `show_call`, `show_result`, `show_decision` and
+    `show_hook_line` print whole lines through say(); `run_task` prints only what
+    was not streamed already; `parse_args` describes this chapter.
+  Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
+    tools) and the tools' own work.
+  Left for later: nothing; this is the last chapter.
 
 Run:  python s06_concurrency/code.py            (REPL; offline demo if no API key)
       python s06_concurrency/code.py "task"     (one task, then exit)
