@@ -16,16 +16,18 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import sys
 
 import pytest
 
 from conftest import CHAPTERS, ROOT, load_chapter
 
 BANNER = re.compile(r"^# === (?P<chapter>s\d\d) · (?P<title>.+) ===$")
-# Budgets, in lines of code.py: what each chapter may add to the one before it, and
-# what the last may have in all. (Issue #12 asked s03 to add at most 750, and #13 s06
-# to be at most 2,500: see the numbers this file prints, and the closing notes.)
-ADDS_AT_MOST = {"s02": 600, "s03": 1500, "s04": 400, "s05": 400, "s06": 400}
+# Budgets, in lines of code.py: what each chapter may add to the one before it, kept
+# with the site's diff summary, which shows them. (Issue #12 asked s03 to add at most
+# 750, and #13 s06 to be at most 2,500: see the numbers this file prints.)
+sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+from chapters import LINES_ADDED_AT_MOST as ADDS_AT_MOST  # noqa: E402
 MAX_FUNCTION_LINES = 40
 
 
