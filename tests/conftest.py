@@ -9,11 +9,13 @@ anthropic SDK talking to the scripted local Messages API server.
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import socket
 import subprocess
 import sys
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import anthropic
@@ -168,6 +170,34 @@ def clean_env(**extra) -> dict:
     env.update(ANTHROPIC_API_KEY="", ANTHROPIC_AUTH_TOKEN="", NO_COLOR="1")
     env.update(extra)
     return env
+
+
+def run_main(chapter: str, *args: str, cwd: Path, input: str | None = None,
+             **env) -> subprocess.CompletedProcess:
+    """Call the chapter's main() in this process, as run_cli runs the file: the same
+    arguments, environment, working directory and stdin, with stdout and stderr
+    captured. For command-line contracts that need no process of their own; each
+    contract still has one test that runs the file (a process costs ~1 s of SDK start)."""
+    module = load_chapter(chapter)
+    saved = dict(os.environ), os.getcwd(), sys.stdin
+    out, err = io.StringIO(), io.StringIO()
+    environment = clean_env(**env)
+    os.environ.clear()
+    os.environ.update(environment)
+    os.chdir(cwd)
+    sys.stdin = io.StringIO(input or "")
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            try:
+                status = module.main(list(args))
+            except SystemExit as e:  # argparse, or a chapter that exits
+                status = e.code if isinstance(e.code, int) else int(e.code is not None)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved[0])
+        os.chdir(saved[1])
+        sys.stdin = saved[2]
+    return subprocess.CompletedProcess([chapter, *args], status, out.getvalue(), err.getvalue())
 
 
 def run_cli(chapter: str, *args: str, cwd: Path, input: str | None = None,

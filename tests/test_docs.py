@@ -17,10 +17,12 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -31,6 +33,9 @@ from conftest import ROOT, load_chapter
 
 sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
 import code_regions  # noqa: E402
+
+# One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("docs")
 
 DOCS = ROOT / "docs"
 CHAPTERS = sorted((p.parent.name for p in ROOT.glob("s[0-9][0-9]_*/code.py")
@@ -332,6 +337,19 @@ def test_diff_on_the_page_matches_the_files(site, chapter):
     for tool in (t["name"] for t in load_chapter(chapter).TOOLS):
         if tool not in old_tools:
             assert f"<code>{tool}</code>" in html.html, f"summary misses tool {tool}"
+
+
+def test_search_leaves_out_whole_files_diffs_and_solutions(site):
+    """The search index holds the explanations and the code shown beside them, not the
+    collapsed whole file, the diff or the exercises' solutions."""
+    index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    text = "\n".join(doc["text"] for doc in index["docs"])
+    assert "#!/usr/bin/env python3" not in text, "a whole code.py is in the search index"
+    assert "The diff: s0" not in text, "a chapter diff is in the search index"
+    solution = code_regions.source_of("exercises/solutions/s02/ex1.py")
+    body = code_regions.item_text(solution, "ex1", "s02 ex1")
+    line = max(body.split("\n"), key=len).strip()
+    assert escape(line, quote=False) not in text, f"a solution line is in the search index: {line}"
 
 
 # --- try it: the transcript of a real offline run --------------------------------------------

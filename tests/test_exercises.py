@@ -32,7 +32,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from exercises.make import (  # noqa: E402
+
     PatchError, apply_patch, build, make, make_patch, patches, regions)
+
+# One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("exercises")
 
 # The starters, named after their checkers: most are made from a patch (exK.patch),
 # a standalone one is kept as a file.

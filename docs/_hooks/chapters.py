@@ -15,6 +15,7 @@ computed when the site is built, so that nothing on a page is typed by hand:
       <!-- chapters --> ... <!-- /chapters -->      (home page) the chapter table
       <!-- diff --> ... <!-- /diff -->              what changed since sNN-1
       <!-- transcript --> ... <!-- /transcript -->  a real run of the offline demo
+- on_page_content: keeps the whole file, the diff and the solutions out of search.
   Whatever sits between the two markers is what GitHub readers see instead. A chapter
   README that lacks a region gets the generated section appended, with a notice.
 - on_serve: `mkdocs serve` also rebuilds when a chapter or the offline demo changes.
@@ -345,6 +346,16 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
                      chapter, name)
             markdown += f"\n\n## {heading}\n\n{content}\n"
     return markdown
+
+
+# Collapsed blocks that repeat what the page already shows, or give an answer away:
+# the whole file (example), the diff (abstract), the exercises' solutions (success).
+# Search leaves them out; it indexes the explanation and the code shown beside it.
+NOT_SEARCHED = re.compile(r'<details class="(?:example|abstract|success)"')
+
+
+def on_page_content(html, page, config, files, **kwargs):
+    return NOT_SEARCHED.sub(lambda m: m[0] + " data-search-exclude", html)
 
 
 def on_serve(server, config, builder, **kwargs):

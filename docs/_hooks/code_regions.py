@@ -24,6 +24,7 @@ build), and so does tests/test_docs.py.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from pathlib import Path
@@ -53,14 +54,21 @@ def source_of(file: str) -> str:
     raise RegionError(f"no file {file}")
 
 
+@functools.lru_cache(maxsize=64)
+def definitions(source: str) -> dict:
+    """{name: (first line, end line)} of a file's top-level functions and classes
+    (parsed once per text: a README names many items of one file)."""
+    return {node.name: (node.lineno - 1 - len(node.decorator_list), node.end_lineno)
+            for node in ast.parse(source).body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
 def item_text(source: str, item: str, file: str) -> str:
     """One item of a file: a function or class, a banner section, an exercise region."""
     lines = source.split("\n")
-    for node in ast.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                and node.name == item:
-            first = node.lineno - 1 - len(node.decorator_list)
-            return "\n".join(lines[first:node.end_lineno])
+    if item in definitions(source):
+        first, end = definitions(source)[item]
+        return "\n".join(lines[first:end])
     for i, line in enumerate(lines):
         banner = BANNER.match(line)
         if banner and banner["title"] == item:
