@@ -17,22 +17,19 @@ What it measures
       rg-same   ripgrep with exactly the arguments grep_search gives it (--sort=path,
                 which makes ripgrep single-threaded, --max-columns=300, ...)
       ours      grep_search through ripgrep (the module's RG)
-      python    grep_search with the module's RG set to None: the pure-Python fallback
-                (`--fallback-repeats` runs; 0 skips it)
-      ours/rg, ours/same, python/rg   the ratios
+      ours/rg, ours/same   the ratios
 
 How to read it
     ours/same near 1 means the Python wrapper costs little: the time is ripgrep's own.
     ours/rg above 1 is mostly the price of --sort=path (deterministic output, one
     thread), and, for queries with many matches, of reading and splitting every
-    matching line in Python although only 100 are shown. python/rg is how much slower a
-    learner without ripgrep is. Absolute times depend on the machine and on the page
+    matching line in Python although only 100 are shown. Absolute times depend on the machine and on the page
     cache; compare the ratios. Nothing here is asserted.
 
 Run
     python benchmarks/grep_vs_rg.py                      # s02_tool_use
     python benchmarks/grep_vs_rg.py --chapter s03_permissions
-    python benchmarks/grep_vs_rg.py --repeats 9 --fallback-repeats 1 --in-place
+    python benchmarks/grep_vs_rg.py --repeats 9 --in-place
 """
 import argparse
 import importlib
@@ -124,8 +121,6 @@ def main() -> int:
     parser.add_argument("--chapter", default="s02_tool_use",
                         help="chapter package whose code.py to benchmark (default s02_tool_use)")
     parser.add_argument("--repeats", type=int, default=9, help="timed runs per query (default 9)")
-    parser.add_argument("--fallback-repeats", type=int, default=3,
-                        help="timed runs of the pure-Python fallback (default 3; 0 skips it)")
     parser.add_argument("--in-place", action="store_true",
                         help="search the installed stdlib directory itself (with site-packages)")
     args = parser.parse_args()
@@ -144,11 +139,11 @@ def main() -> int:
         print(f"tree: {tree} ({files:,} files, {size / 1e6:,.0f} MB, "
               f"{text / 1e6:,.0f} MB of it in text files"
               f"{'; a copy without site-packages and __pycache__' if tmp else ''})")
-        print(f"median of {args.repeats} runs (python: {args.fallback_repeats}), after one "
+        print(f"median of {args.repeats} runs, after one "
               "warm-up run; times in ms\n")
         os.chdir(tree)  # grep_search only searches inside the current working directory
         header = (f"{'query':<16} {'matches':>9} {'rg':>8} {'rg-same':>8} {'ours':>8} "
-                  f"{'python':>9} {'ours/rg':>8} {'ours/same':>9} {'python/rg':>9}")
+                  f"{'ours/rg':>8} {'ours/same':>9}")
         print(header)
         print("-" * len(header))
         for label, pattern, include in QUERIES:
@@ -166,19 +161,8 @@ def main() -> int:
                 lambda: module.grep_search(pattern, ".", include), args.repeats)
             matches = raw_out.count(b"\n")
             flag = "" if reported_total(ours_out) == matches else "!"
-            t_py, py_col, py_ratio = None, "-", "-"
-            if args.fallback_repeats > 0:
-                module.RG = None  # the pure-Python fallback
-                try:
-                    t_py, py_out = median_time(
-                        lambda: module.grep_search(pattern, ".", include), args.fallback_repeats)
-                finally:
-                    module.RG = rg
-                py_flag = "" if reported_total(py_out) == matches else "!"
-                py_col, py_ratio = f"{t_py * 1e3:.0f}{py_flag}", f"{t_py / t_raw:.1f}"
             print(f"{label:<16} {str(matches) + flag:>9} {t_raw * 1e3:>8.1f} {t_same * 1e3:>8.1f} "
-                  f"{t_ours * 1e3:>8.1f} {py_col:>9} {t_ours / t_raw:>8.2f} "
-                  f"{t_ours / t_same:>9.2f} {py_ratio:>9}")
+                  f"{t_ours * 1e3:>8.1f} {t_ours / t_raw:>8.2f} {t_ours / t_same:>9.2f}")
         print("\npatterns: " + "; ".join(
             f"{label}: {pattern!r}" + (f" include {include!r}" if include else "")
             for label, pattern, include in QUERIES))
