@@ -45,6 +45,27 @@ def chapter_params(first: str):
     return [pytest.param(c, id=c[:3]) for c in chapters_from(first)]
 
 
+# --- parallel runs (pytest -n auto) ------------------------------------------------
+# These files build something once in a module fixture (the site, the exercises and
+# their checker runs): all their tests go to one worker. Their xdist_group mark says
+# the same, but pytest-xdist 3.8 loses it on pytest >= 9.2 (pytest-xdist issue 1386),
+# and then every worker builds the site and runs the checkers again.
+ONE_WORKER_FILES = ("tests/test_docs.py", "tests/test_exercises.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadGroupScheduling
+
+    class FilesOnOneWorker(LoadGroupScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            return path if path in ONE_WORKER_FILES else super()._split_scope(nodeid)
+
+    return FilesOnOneWorker(config, log)
+
+
 # --- isolation -------------------------------------------------------------------
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
