@@ -122,7 +122,10 @@ class ScriptedServer:
         handler = type("Handler", (_Handler,), {"scripted": self})
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        # subtle: stop() waits until serve_forever next looks at its stop flag, which it
+        # does every poll_interval (0.5 s by default): each test and demo paid that wait.
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01},
+                         daemon=True).start()
         return self
 
     def stop(self) -> None:
