@@ -46,6 +46,7 @@ Run:  python s06_concurrency/code.py            (REPL; offline demo if no API ke
 """
 
 import argparse
+import bisect
 import contextvars
 import difflib
 import functools
@@ -515,9 +516,8 @@ def numbered_diff(before: str, after: str, context: int = 1,
 
 
 # === s02 · ripgrep: what list_files and grep_search run ===
-# ripgrep (`rg`) lists and searches a tree faster than anything written in Python,
-# and honours every .gitignore, nested ones too, as git does. The `ripgrep` package
-# in requirements.txt ships the binary.
+# ripgrep (`rg`) lists and searches a tree faster than Python can, and honours every
+# .gitignore, nested ones too, as git does; the `ripgrep` package ships the binary.
 def find_rg() -> str | None:
     """ripgrep on PATH, or beside this Python (pip's `ripgrep` in an inactive venv)."""
     beside = Path(sys.executable).parent / "rg"
@@ -528,30 +528,24 @@ RG = find_rg()
 
 
 def ripgrep(args: list, cwd: Path | None = None):
-    """Yield ripgrep's output lines as they come: a million of them cost no memory."""
+    """Yield ripgrep's output lines as bytes, as they come: a million cost no memory."""
     if RG is None:
-        raise ToolError("ripgrep (rg) is not installed. "
-                        "`pip install -r requirements.txt` installs it; "
-                        "or see https://github.com/BurntSushi/ripgrep.")
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([RG, "--no-require-git", "--color=never", *args],
-                                cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True,
-                                errors="replace", stdin=subprocess.DEVNULL)
+        raise ToolError("ripgrep (rg) is missing: `pip install -r requirements.txt` "
+                        "installs it, or see https://github.com/BurntSushi/ripgrep.")
+    with tempfile.TemporaryFile() as err, subprocess.Popen(
+            [RG, "--no-require-git", "--color=never", *args], cwd=cwd,
+            stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL) as proc:
         try:
-            any_line = False
+            line = None  # the last line read, if any
             for line in proc.stdout:
-                any_line = True
-                yield line.rstrip("\n")
-            if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
+                yield line.rstrip(b"\r\n")
+            if proc.wait(timeout=60) == 2 and not line:  # 1 means "no match"
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
                 if "No files were searched" not in message:  # none to search: no match
                     raise ToolError(f"ripgrep failed: {message}")
         finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            proc.stdout.close()
+            proc.kill()  # if the caller stopped reading early (a no-op otherwise)
 
 
 # === s02 · list_files: files by glob, newest first ===
@@ -566,14 +560,14 @@ def list_files(pattern: str, path: str = ".") -> str:
     match = pathspec.GitIgnoreSpec.from_lines(["/" + pattern.lstrip("/")]).match_file
     hidden = ["--hidden", "--glob", "!.git"] if re.search(r"(^|/)\.", pattern) else []
     denied = read_deny_patterns()  # a Read deny rule hides what it covers
-    found = [((base / rel).stat().st_mtime_ns, display(base / rel))
-             for rel in ripgrep(["--files", *hidden], cwd=base) if match(rel)
+    found = [rel for line in ripgrep(["--files", *hidden], cwd=base)
+             if match(rel := line.decode(errors="replace"))
              and not (denied and read_denied(denied, display(base / rel)))]
     if not found:
         return (f"No files match '{pattern}' in "
                 f"{'the workspace' if path == '.' else display(base)}.")
-    found.sort(reverse=True)  # newest first: what you touched last is likely relevant
-    rows = [rel for _, rel in found[:LIST_LIMIT]]
+    found.sort(key=lambda p: (os.stat(f"{base}/{p}").st_mtime_ns, p), reverse=True)
+    rows = [display(base / rel) for rel in found[:LIST_LIMIT]]  # newest first
     if len(found) > LIST_LIMIT:
         rows.append(f"[... and {len(found) - LIST_LIMIT} more; "
                     "narrow the pattern or path]")
@@ -589,20 +583,26 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     rel = display(base)
     # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
     # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
-    args = ["--line-number", "--with-filename", "--null", "--no-heading", "--sort=path",
+    args = ["--line-number", "--with-filename", "--null", "--no-heading",
             "--max-columns=300", "--max-columns-preview", "-e", pattern,
             *(["--glob", include] if include else []),
             *(["--", rel] if rel != "." else [])]
-    shown, total, denied = [], 0, read_deny_patterns()
-    for line in ripgrep(args):  # subtle: count every match, but keep only the first few
-        if denied and read_denied(denied, line.split("\0")[0]):
+    # ripgrep searches on every core, so files come in any order. `kept` holds the
+    # first GREP_LIMIT lines by path (insort is stable, a file's lines come in order).
+    # subtle: NUL sorts first, so `line < after` is "from a file before the last kept".
+    kept, total, after, denied = [], 0, b"", read_deny_patterns()
+    for line in ripgrep(args):  # subtle: count every match, but keep only a few
+        if denied and read_denied(denied, os.fsdecode(line.partition(b"\0")[0])):
             continue  # a Read deny rule covers that file: its lines are not shown
         total += 1
-        if total <= GREP_LIMIT:
-            shown.append(line.replace("\0", ":", 1))
+        if len(kept) < GREP_LIMIT or line < after:
+            bisect.insort(kept, line, key=lambda ln: ln.partition(b"\0")[0])
+            del kept[GREP_LIMIT:]
+            after = kept[-1].partition(b"\0")[0] + b"\0"
     if not total:
         return (f"No matches for {pattern!r} in "
                 f"{'the workspace' if rel == '.' else rel}.")
+    shown = [ln.decode(errors="replace").replace("\0", ":", 1) for ln in kept]
     if total > GREP_LIMIT:
         shown.append(f"[... and {total - GREP_LIMIT} more matching lines; "
                      "narrow the search]")

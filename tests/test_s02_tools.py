@@ -368,6 +368,17 @@ def test_list_files_is_capped_with_a_count_of_the_rest(mod, workspace):
     assert re.search(r"\b5\b", lines[-1])
 
 
+def test_list_files_with_equal_times_comes_in_the_same_order(mod, workspace):
+    """120 files with one modification time: the 100 listed are the same every run."""
+    for n in range(120):
+        (workspace / f"f{n:03d}.txt").write_text("x\n")
+        os.utime(workspace / f"f{n:03d}.txt", (1_000_000, 1_000_000))
+    runs = {call_tool(mod, "list_files", pattern="*.txt")[0] for _ in range(5)}
+    assert len(runs) == 1, "the order changed from one run to the next"
+    lines = runs.pop().splitlines()
+    assert lines[:-1] == sorted(f"f{n:03d}.txt" for n in range(120))[::-1][:100]
+
+
 def test_list_files_skips_git_and_ignored_files(mod, workspace):
     """Nothing under .git, nothing .gitignore'd; a `!` rule brings a file back."""
     files = [".git/HEAD", ".git/hooks/pre-commit.py", "src/app.py", "build/gen.py",
@@ -491,6 +502,21 @@ def test_grep_is_capped_with_a_count_of_the_rest(grep_mod, workspace):
     lines = output.splitlines()
     assert len([ln for ln in lines if re.fullmatch(r"many\.txt:\d+:hit \d+", ln)]) == 100
     assert re.search(r"\b5\b", lines[-1])
+
+
+def test_grep_keeps_the_first_lines_by_path_every_time(grep_mod, workspace):
+    """240 matches in 20 files, searched on every core: the 100 shown are the first
+    by path and line number (line 10 after line 9), and every run shows the same."""
+    names = [f"{d}/{f}.txt" for d in ("b", "a", "c/d", "a.b") for f in "qxkmp"]
+    for name in names:
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text("".join(f"hit {n}\n" for n in range(1, 13)))
+    every = [f"{name}:{n}:hit {n}" for name in sorted(names) for n in range(1, 13)]
+    runs = {grep(grep_mod, pattern="hit")[0] for _ in range(5)}
+    assert len(runs) == 1, "the answer changed from one run to the next"
+    lines = runs.pop().splitlines()
+    assert lines[:-1] == every[:100]
+    assert re.search(r"\b140 more\b", lines[-1])
 
 
 def test_grep_no_match_is_not_an_error(grep_mod, project):
