@@ -458,10 +458,9 @@ def ripgrep(args: list, cwd: Path | None = None):
             [RG, "--no-require-git", "--color=never", *args], cwd=cwd,
             stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL) as proc:
         try:
-            line = None  # the last line read, if any
-            for line in proc.stdout:
-                yield line.rstrip(b"\r\n")
-            if proc.wait(timeout=60) == 2 and not line:  # 1 means "no match"
+            printed = proc.stdout.peek(1)  # waits for ripgrep's first line, or its end
+            yield from proc.stdout  # each line as ripgrep wrote it, b"\n" and all
+            if proc.wait(timeout=60) == 2 and not printed:  # 1 means "no match"
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
                 if "No files were searched" not in message:  # none to search: no match
@@ -482,7 +481,7 @@ def list_files(pattern: str, path: str = ".") -> str:
     match = pathspec.GitIgnoreSpec.from_lines(["/" + pattern.lstrip("/")]).match_file
     hidden = ["--hidden", "--glob", "!.git"] if re.search(r"(^|/)\.", pattern) else []
     found = [rel for line in ripgrep(["--files", *hidden], cwd=base)
-             if match(rel := line.decode(errors="replace"))]
+             if match(rel := line.rstrip(b"\r\n").decode(errors="replace"))]
     if not found:
         return (f"No files match '{pattern}' in "
                 f"{'the workspace' if path == '.' else display(base)}.")
@@ -520,7 +519,8 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     if not total:
         return (f"No matches for {pattern!r} in "
                 f"{'the workspace' if rel == '.' else rel}.")
-    shown = [ln.decode(errors="replace").replace("\0", ":", 1) for ln in kept]
+    shown = [ln.rstrip(b"\r\n").decode(errors="replace").replace("\0", ":", 1)
+             for ln in kept]
     if total > GREP_LIMIT:
         shown.append(f"[... and {total - GREP_LIMIT} more matching lines; "
                      "narrow the search]")
