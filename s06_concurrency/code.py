@@ -114,6 +114,7 @@ def new_session() -> dict:
         "read": {},          # {Path: (mtime_ns, sha256)}: as we last read or wrote it
         "session_id": uuid.uuid4().hex,  # s04: sent to every hook
         "stop": None,        # s04: a hook's stopReason, once one said "continue": false
+        "quiet": {},         # s04: {hook: runs} that passed without a word, this task
         "loaded": [],        # s05: deferred tools loaded, in the order loaded
         "before_plan": None,  # s05: the mode to go back to when plan mode ends
         "running": set(),    # s06: the processes alive now (Ctrl-C kills them all)
@@ -2126,7 +2127,7 @@ def approval_key(tool: str, tool_input: dict) -> tuple:
     return tool, str(resolve_path(path_of(tool_input)))
 
 
-DENIED = ("Permission denied: ",)  # results that start so: the user saw why already
+DENIED = ("Permission denied: ", "Blocked by a PreToolUse hook: ")  # shown already
 
 
 def check_permission(tool_name: str, tool_input: dict,
@@ -2434,7 +2435,7 @@ def remember_file(tool: str, tool_input: dict) -> None:
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 HOOK_TIMEOUT = 60             # seconds a hook may run unless its settings say otherwise
 MAX_HOOK_CONTEXT = 10_000     # characters hooks may add to one tool_result
-MAX_HOOK_OUTPUT = 1_000_000   # bytes of a hook's stdout or stderr we read, at most
+MAX_HOOK_OUTPUT = 10_000_000  # bytes of a hook's stdout or stderr we read, at most
 
 
 def load_hooks() -> dict:
@@ -2442,18 +2443,17 @@ def load_hooks() -> dict:
     the permission rules): the groups add up. A broken file is reported and skipped."""
     merged = {event: [] for event in HOOK_EVENTS}
     for name in SETTINGS_FILES:
-        file = Path.cwd() / name
-        if not file.is_file():
+        if not (file := Path.cwd() / name).is_file():
             continue
         try:
             hooks = json.loads(file.read_text(encoding="utf-8")).get("hooks") or {}
             found = {event: [g for g in hooks.get(event) or [] if isinstance(g, dict)]
-                     for event in HOOK_EVENTS}
+                     for event in dict.fromkeys([*HOOK_EVENTS, *hooks])}
         except (ValueError, OSError, AttributeError, TypeError) as e:
             show_hook_line(f"hooks in {name} ignored: {e}", error=True)
             continue
-        for event in HOOK_EVENTS:
-            merged[event] += found[event]
+        for event, groups in found.items():
+            merged[event] = merged.get(event, []) + groups
     return merged
 
 
@@ -2495,9 +2495,10 @@ def hooks_for(event: str, tool_name: str) -> list[tuple[str, float]]:
 
 
 def hooks_summary() -> str:
-    """One line for the start of a run: how many hooks the settings register."""
+    """One line for the start of a run: the hooks registered, and for what."""
     counts = [f"{sum(len(g['hooks']) for g in gs if isinstance(g.get('hooks'), list))} "
-              f"{event}" for event, gs in load_hooks().items() if gs]
+              f"{event}{'' if event in HOOK_EVENTS else ' (not run by this chapter)'}"
+              for event, gs in load_hooks().items() if gs]
     return f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
 
 
@@ -2539,9 +2540,8 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            return {"exit": None, "stdout": "",
-                    "stderr": f"timed out after {timeout:g}s; "
-                              "killed with all it started"}
+            why = f"timed out after {timeout:g}s; killed with all it started"
+            return {"exit": None, "stdout": "", "stderr": why}
         except BaseException:  # Ctrl-C: never leave a hook running behind us
             kill_group(proc)
             raise
@@ -2550,9 +2550,10 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
         kill_group(proc)  # anything it left running in the background goes too
         out.seek(0)
         err.seek(0)
-        return {"exit": code,
-                "stdout": out.read(MAX_HOOK_OUTPUT).decode(errors="replace"),
-                "stderr": err.read(MAX_HOOK_OUTPUT).decode(errors="replace")}
+        stdout, stderr = out.read(MAX_HOOK_OUTPUT + 1), err.read(MAX_HOOK_OUTPUT)
+        return {"exit": code, "cut": len(stdout) > MAX_HOOK_OUTPUT,
+                "stdout": stdout[:MAX_HOOK_OUTPUT].decode(errors="replace"),
+                "stderr": stderr.decode(errors="replace")}
 
 
 # === s04 · hooks: reading its answer ===
@@ -2565,6 +2566,8 @@ def read_answer(event: str, command: str, run: dict) -> dict:
               "feedback": "", "stop": None, "shown": f"exit {run['exit']}",
               "error": False}
     stderr = run["stderr"].strip()
+    if run.get("cut"):  # never drop output silently: JSON cut short cannot be read
+        answer.update(error=True, shown=f"exit {run['exit']}, output too long, cut")
     if run["exit"] == 2:  # a blocking error: stderr is the message, stdout is ignored
         why = stderr or f"hook `{command}` exited 2 with nothing on stderr"
         if event == "PreToolUse":
@@ -2633,17 +2636,15 @@ def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
     """Run every hook for this event and tool, then combine their answers so that
     their order never matters: deny > ask > allow, any stop stops, texts add up."""
     payload = hook_payload(event, tool_name, tool_input, tool_use_id, **extra)
-    answers, quiet = [], []
+    answers = []
     for command, timeout in hooks_for(event, tool_name):
         answer = read_answer(event, command, run_hook(command, payload, timeout))
-        if answer["shown"] == "exit 0":  # ran, said nothing: one line for all of them
-            quiet.append(hook_label(command))
+        label = hook_label(command)
+        if answer["shown"] == "exit 0":  # passed, said nothing: counted for the task
+            SESSION["quiet"][label] = SESSION["quiet"].get(label, 0) + 1
         else:
-            show_hook_line(f"{event} {hook_label(command)}: {answer['shown']}",
-                           answer["error"])
+            show_hook_line(f"{event} {label}: {answer['shown']}", answer["error"])
         answers.append(answer)
-    if quiet:
-        show_hook_line(f"{event} {', '.join(quiet)}: exit 0")
     strongest = max([STRENGTH[a["decision"]] for a in answers], default=0)
     deciders = [a for a in answers
                 if a["decision"] and STRENGTH[a["decision"]] == strongest]
@@ -2660,6 +2661,7 @@ def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
     if len(updates) > 1 and combined["decision"] != "deny":  # which one? fail closed
         combined.update(decision="deny",
                         reason="two hooks rewrote the input differently")
+        show_hook_line(f"{event}: denied, {combined['reason']}", error=True)
     return combined
 
 
@@ -2667,6 +2669,7 @@ def capped(text: str) -> str:
     """Hook text for the model, capped: a chatty hook must not flood the context."""
     if len(text) <= MAX_HOOK_CONTEXT:
         return text
+    show_hook_line(f"hook text cut to {MAX_HOOK_CONTEXT:,} characters of {len(text):,}")
     return (text[:MAX_HOOK_CONTEXT] + f"\n[... {len(text) - MAX_HOOK_CONTEXT:,} "
             f"characters cut: hooks may add at most {MAX_HOOK_CONTEXT:,}]")
 
@@ -2682,6 +2685,14 @@ def hook_label(command: str) -> str:
     if scripts:
         return scripts[-1]
     return f"`{command}`" if len(command) <= 40 else f"`{command[:37]}...`"
+
+
+def show_quiet_hooks() -> None:
+    """After a task, in one line: the hooks that passed without a word."""
+    if SESSION["quiet"]:  # an audit hook on every call would fill the screen
+        show_hook_line("hooks that passed without a word: " + ", ".join(
+            f"{label} x{runs}" for label, runs in SESSION["quiet"].items()))
+    SESSION["quiet"] = {}
 
 
 def show_hook_line(text: str, error: bool = False) -> None:
@@ -2700,14 +2711,11 @@ def pre_tool_use(block) -> dict:
     if hook["stop"]:
         SESSION["stop"] = hook["stop"]
         hook["blocked"] = "Not run: a hook stopped the agent."
-    elif hook["decision"] == "deny":
-        show_decision("deny",
-                      f"PreToolUse hook: {(hook['reason'].splitlines() or [''])[0]}")
-        hook["blocked"] = f"Blocked by a PreToolUse hook: {capped(hook['reason'])}"
+    elif hook["decision"] == "deny":  # its hook line said why: not said again
+        hook["blocked"] = f"{DENIED[1]}{capped(hook['reason'])}"
     elif hook["updated_input"] is not None:
-        problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"],
-                                 hook["updated_input"])
-        if problem:
+        if problem := validate_input(TOOL_BY_NAME[block.name]["input_schema"],
+                                     hook["updated_input"]):
             hook["blocked"] = ("Error: a PreToolUse hook's updatedInput is invalid: "
                                f"{problem}.")
         else:
@@ -3103,6 +3111,7 @@ def run_task(prompt: str, messages: list, client, args) -> None:
     # an answer was already streamed; a stop notice was not
     if messages[-1]["role"] != "assistant":
         print(answer)
+    show_quiet_hooks()
 
 
 def repl(client, args) -> int:
