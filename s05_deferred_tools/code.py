@@ -27,7 +27,7 @@ Reading map (search for "s05 ·" to find what is new):
   Changed here: `agent_loop` asks `tools_for_request()` and `system_prompt()` what
     to send; `execute_tool` refuses a deferred tool that is not loaded yet;
     `new_session` adds the loaded tools and the mode plan mode returns to;
-    `parse_args` describes this chapter.
+    `show_result` shows a loaded tool in brief; `parse_args` names this chapter.
   Unchanged: the file tools, permissions (s03) and hooks (s04).
   Left for later: concurrency and subagents (s06).
 
@@ -2160,6 +2160,18 @@ def rank_tools(query: str) -> list[str]:
     return sorted(scores, key=lambda n: -scores[n])  # sorted() is stable
 
 
+def brief(row: str) -> str:
+    """A row of a tool_result, for the user: a tool definition (tool_search's) as its
+    name and the first sentence of its description, any other row as it is."""
+    if not row.startswith('{"name": '):
+        return row
+    try:
+        tool = json.loads(row)
+        return f"{tool['name']}: {tool['description'].split('. ')[0].rstrip('.')}."
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return row
+
+
 # === s05 · plan mode ===
 def enter_plan_mode() -> str:
     """Switch the session to plan mode, remembering the mode to return to."""
@@ -2765,7 +2777,7 @@ def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
     if is_error and output.startswith(DENIED):  # the gate showed why: once is enough
         return
-    rows = output.splitlines() or [""]
+    rows = [brief(row) for row in output.splitlines()] or [""]
     preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
                               if len(rows) > lines else [])
     mark = "! " if is_error else "  "

@@ -61,6 +61,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -2055,6 +2056,7 @@ CANCEL = contextvars.ContextVar("CANCEL", default=None)   # the task's threading
 ALLOWED = contextvars.ContextVar("ALLOWED", default=None)  # tools a subagent may call
 LOOP = contextvars.ContextVar("LOOP", default=None)  # caller's (client, model, tools)
 AGENT_DEPTH = contextvars.ContextVar("AGENT_DEPTH", default=0)  # 0: the main agent
+HELD = contextvars.ContextVar("HELD", default=None)  # a parallel call's lines, held
 
 
 # === s06 · concurrency: one terminal for many threads ===
@@ -2064,20 +2066,22 @@ AGENT_DEPTH = contextvars.ContextVar("AGENT_DEPTH", default=0)  # 0: the main ag
 TERMINAL_LOCK = threading.RLock()
 
 
-def say(text: str) -> None:
-    """Print whole lines, labelled with this context's prefix, without interleaving."""
-    prefix = PREFIX.get()
-    lines = "".join(f"{prefix}{line}\n" for line in text.split("\n"))
-    with TERMINAL_LOCK:
-        sys.stdout.write(lines)
-        sys.stdout.flush()
-
-
 def write(text: str) -> None:
     """Print streamed text as it arrives (no newline added)."""
     with TERMINAL_LOCK:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+
+def say(text: str) -> None:
+    """Print whole lines, labelled with this context's prefix, without interleaving;
+    a parallel call's lines are held, to be shown together when it ends."""
+    prefix = PREFIX.get()
+    lines = "".join(f"{prefix}{line}\n" for line in text.split("\n"))
+    if HELD.get() is not None:
+        HELD.get().append(lines)
+    else:
+        write(lines)
 
 
 # === s03 · permissions: asking the user ===
@@ -2211,6 +2215,18 @@ def rank_tools(query: str) -> list[str]:
         if score:
             scores[name] = score
     return sorted(scores, key=lambda n: -scores[n])  # sorted() is stable
+
+
+def brief(row: str) -> str:
+    """A row of a tool_result, for the user: a tool definition (tool_search's) as its
+    name and the first sentence of its description, any other row as it is."""
+    if not row.startswith('{"name": '):
+        return row
+    try:
+        tool = json.loads(row)
+        return f"{tool['name']}: {tool['description'].split('. ')[0].rstrip('.')}."
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return row
 
 
 # === s05 · plan mode ===
@@ -2825,7 +2841,7 @@ def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
     if is_error and output.startswith(DENIED):  # the gate showed why: once is enough
         return
-    rows = output.splitlines() or [""]
+    rows = [brief(row) for row in output.splitlines()] or [""]
     preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
                               if len(rows) > lines else [])
     mark, shown = ("! " if is_error else "  "), []
@@ -2883,19 +2899,28 @@ def cancelled() -> bool:
     return event is not None and event.is_set()
 
 
-def run_call(block) -> tuple[str, bool]:
-    """One call through the whole pipeline, shown when it starts and when it ends."""
+def run_call(block, alone: bool = False) -> tuple[str, bool]:
+    """One call through the whole pipeline. Alone, it shows as it goes; beside others,
+    its lines are held and shown together when it ends: they never interleave."""
     if cancelled():
         return NOT_RUN, True
-    show_call(block)
-    allowed = ALLOWED.get()
-    if allowed is not None and block.name not in allowed:
-        output, is_error = (f"Error: {block.name} is not among this agent's tools: "
-                            f"{', '.join(allowed)}."), True
-    else:
-        output, is_error = execute_tool(block)  # the same pipeline as ever
+    if alone:
+        show_call(block)
+    token = HELD.set(held := None if alone else [])
+    try:
+        if (allowed := ALLOWED.get()) is not None and block.name not in allowed:
+            output, is_error = (f"Error: {block.name} is not among this agent's "
+                                f"tools: {', '.join(allowed)}."), True
+        else:
+            output, is_error = execute_tool(block)  # the same pipeline as ever
+    finally:
+        HELD.reset(token)
     if not cancelled():
-        show_result(output, is_error)
+        with TERMINAL_LOCK:  # reentrant: a held call's lines come out together
+            if not alone:
+                show_call(block)
+                write("".join(held))
+            show_result(output, is_error)
     return output, is_error
 
 
@@ -2916,6 +2941,7 @@ class ToolRunner:
         self.pool = ThreadPoolExecutor(MAX_PARALLEL, thread_name_prefix="tool")
         self.cancel = CANCEL.get() or threading.Event()  # in a subagent: the parent's
         self.futures = {}   # call index -> Future, for calls handed to the pool
+        self.spans = {}     # call index -> (start, end): what each call took
         self.open = True    # every call offered so far was safe
 
     def __enter__(self):
@@ -2933,7 +2959,14 @@ class ToolRunner:
         context = contextvars.copy_context()
         context.run(CANCEL.set, self.cancel)  # the call (a subagent too) sees Ctrl-C
         context.run(LOOP.set, self.loop)
-        self.futures[index] = self.pool.submit(context.run, run_call, block)
+        self.futures[index] = self.pool.submit(context.run, self.run, index, block)
+
+    def run(self, index: int, block, alone: bool = False) -> tuple[str, bool]:
+        """run_call, timed: the line after each batch says what its calls took."""
+        began = time.monotonic()
+        outcome = run_call(block, alone)
+        self.spans[index] = (began, time.monotonic())
+        return outcome
 
     def offer(self, block) -> None:
         """A tool_use block has just streamed in whole: start it now if it, and every
@@ -2955,20 +2988,23 @@ class ToolRunner:
     def run_all(self, blocks: list) -> tuple[list, bool]:
         """Every call's tool_result, in call order, and whether Ctrl-C cut in."""
         outcomes = [None] * len(blocks)  # (output, is_error) per call
+        ready = time.monotonic()         # the reply is whole: no batch starts earlier
         index, inline = 0, None          # inline: the unsafe call run in this thread
         try:
-            for batch in partition_tool_calls(blocks):
+            for number, batch in enumerate(partition_tool_calls(blocks), 1):
                 span = range(index, index + len(batch))
                 index += len(batch)
                 if not is_concurrency_safe(batch[0].name, batch[0].input):
-                    inline = span[0]
-                    outcomes[inline] = run_call(batch[0])  # alone, in this thread
-                    continue
-                for i in span:  # some may have started while the reply streamed
-                    if i not in self.futures:
-                        self.submit(i, blocks[i])
-                for i in span:  # wait for the whole batch before the next one
-                    outcomes[i] = result_of(self.futures[i])
+                    inline = span[0]  # alone, in this thread
+                    outcomes[inline] = self.run(inline, batch[0], alone=True)
+                else:
+                    for i in span:  # some may have started while the reply streamed
+                        if i not in self.futures:
+                            self.submit(i, blocks[i])
+                    for i in span:  # wait for the whole batch before the next one
+                        outcomes[i] = result_of(self.futures[i])
+                if len(blocks) > 1:
+                    self.show_batch(number, span, blocks, ready)
             interrupted = False
         except KeyboardInterrupt:
             for i, future in self.futures.items():  # what finished before Ctrl-C counts
@@ -2979,11 +3015,21 @@ class ToolRunner:
         results = []
         for i, block in enumerate(blocks):
             began = i in self.futures or i == inline
-            output, is_error = (outcomes[i]
-                                or ((INTERRUPTED if began else NOT_RUN), True))
+            output, is_error = outcomes[i] or (INTERRUPTED if began else NOT_RUN, True)
             results.append({"type": "tool_result", "tool_use_id": block.id,
                             "content": output, "is_error": is_error})
         return results, interrupted
+
+    def show_batch(self, number: int, span: range, blocks: list, ready: float) -> None:
+        """One line after a batch: each call's time, and the batch's against their sum.
+        subtle: a call started while the reply streamed counts from the reply's end."""
+        spans = [(blocks[i].name, *self.spans[i]) for i in span]  # (name, start, end)
+        took = ", ".join(f"{name} {end - start:.2f} s" for name, start, end in spans)
+        if len(span) == 1:
+            return say(f"  batch {number} · {took}, alone")
+        wall = max(e for *_, e in spans) - max(ready, min(s for _, s, _ in spans))
+        say(f"  batch {number} · {len(span)} calls in parallel: {wall:.2f} s, against "
+            f"{sum(e - s for _, s, e in spans):.2f} s one after another ({took})")
 
 
 # === s06 · concurrency: starting calls while the reply streams ===
@@ -3002,15 +3048,15 @@ def stream_reply(client, model: str, system: str, messages: list, tools: list,
                 block = event.content_block
                 if block.type == "tool_use":
                     runner.offer(block)
-                elif block.type == "text" and block.text.strip():
-                    if PREFIX.get():  # a subagent's text: whole and labelled
-                        say(block.text)
-                    else:
-                        write("\n")  # end the line the main agent's text was on
-        if runner.futures and not PREFIX.get():  # show the main agent's head start
-            say(f"  [reply complete; {len(runner.futures)} safe call(s) started "
-                "while it streamed]")
-        return stream.get_final_message()
+                elif block.type == "text" and block.text.strip() and not PREFIX.get():
+                    write("\n")  # end the line the main agent's text was on
+        # (a subagent's words are not shown: its answer is its agent call's result)
+        message = stream.get_final_message()
+        if runner.futures and not PREFIX.get():  # the main agent's head start
+            early = [b.name for b in message.content if b.type == "tool_use"]
+            say(f"  [reply complete: {', '.join(early[:len(runner.futures)])} "
+                "started while it streamed]")
+        return message
 
 
 # === s01 · the agent loop ===
@@ -3038,8 +3084,7 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         if SESSION["stop"]:  # a hook said {"continue": false}
             return stopped_by_hook()
         if interrupted:
-            return ("[interrupted: the unfinished tool calls were stopped; "
-                    "say how to go on]")
+            return "[interrupted: the tool calls that had not finished were stopped]"
     return (f"[stopped: the task used {max_turns} model turns; "
             "raise --max-turns to allow more]")
 
@@ -3061,6 +3106,7 @@ def agent(description: str, prompt: str, tools: list | None = None) -> str:
 
     def run() -> str:  # in a copy of our context: what it sets stays its own
         AGENT_DEPTH.set(depth)
+        HELD.set(None)  # its own calls show as they end, not held in this one's
         PREFIX.set(f"{PREFIX.get()}[{description}] ")
         if tools is not None:  # else it keeps what its parent may call
             ALLOWED.set([t["name"] for t in own])
