@@ -3023,7 +3023,7 @@ class ToolRunner:
     def show_batch(self, number: int, span: range, blocks: list, ready: float) -> None:
         """One line after a batch: each call's time, and the batch's against their sum.
         subtle: a call started while the reply streamed counts from the reply's end."""
-        spans = [(blocks[i].name, *self.spans[i]) for i in span]  # (name, start, end)
+        spans = [(blocks[i].name, *self.spans[i]) for i in span if i in self.spans]
         took = ", ".join(f"{name} {end - start:.2f} s" for name, start, end in spans)
         if len(span) == 1:
             return say(f"  batch {number} · {took}, alone")
