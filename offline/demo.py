@@ -67,7 +67,8 @@ def find_scenario(chapter: str) -> dict:
             return own[exercise]
     if chapter in SCENARIOS:
         return SCENARIOS[chapter]
-    return importlib.import_module(f"{__package__}.scenario_{chapter}").SCENARIO
+    found = importlib.import_module(f"{__package__}.scenario_{chapter}").SCENARIO
+    return found() if callable(found) else found  # a function: a fresh one each run
 
 
 def someone_can_answer() -> bool:

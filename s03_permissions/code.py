@@ -60,6 +60,7 @@ import difflib
 import functools
 import glob
 import hashlib
+import io
 import json
 import os
 import re
@@ -2324,11 +2325,18 @@ KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first th
 def key_problem(env_file: Path) -> str | None:
     """What makes the key unusable, in one line, before any request is made: the
     placeholder from .env.example, an empty value in .env, stray quotes or spaces."""
-    from dotenv import dotenv_values
-    in_file = dotenv_values(env_file) if env_file.is_file() else {}
+    from dotenv.parser import parse_stream  # .env as load_dotenv reads it, but quietly
+    text = env_file.read_text(encoding="utf-8") if env_file.is_file() else ""
+    lines = list(parse_stream(io.StringIO(text)))
+    in_file = {line.key: line.value for line in lines if line.key}
+    unread = [line.original.string.removeprefix("export ")
+              for line in lines if line.error]
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
         where = "your environment" if name in os.environ else ".env"
         value = os.environ.get(name, in_file.get(name))
+        if value is None and any(s.startswith(name) for s in unread):
+            return (f"{name} in .env cannot be read (a stray quote?): write it as "
+                    f"{name}=your-key, or remove it to play the offline demo.")
         if value is None or (value == "" and where != ".env"):
             continue  # unset, or emptied on purpose: no key, so the offline demo
         for wrong, fix in KEY_PROBLEMS:
