@@ -2188,7 +2188,9 @@ def show_call(block) -> None:
 def short(value, limit: int = 70) -> str:
     """repr(value), or its head and how long it is: one call stays on one line."""
     text = repr(value)
-    return text if len(text) <= limit else f"{text[:limit - 16]}... {len(text):,} chars"
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 18]}... ({len(text):,} chars)"
 
 
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
