@@ -30,10 +30,10 @@ What the real API does, the server does:
 - Every stop_reason: `cut_off()` (max_tokens in the middle of a block, a tool call's
   input JSON stopping halfway), `refusal()` (with `stop_details`), and any value
   through `reply(stop_reason=...)` (pause_turn, model_context_window_exceeded, ...).
-- Usage, with prompt caching: a prefix that ends at a `cache_control` breakpoint and
-  is at least the model's minimum cacheable length is written to the cache the first
-  time and read from it afterwards; a shorter one is silently not cached (see
-  `cache_usage`).
+- Usage, with prompt caching: a prefix that ends at a `cache_control` breakpoint (on
+  a block, or at the top of the request for automatic caching) and is at least the
+  model's minimum cacheable length is written to the cache the first time and read
+  from it afterwards; a shorter one is silently not cached (see `cache_usage`).
 """
 
 from __future__ import annotations
@@ -328,6 +328,7 @@ def _check_tools(body: dict):
     if len(names) != len(set(names)):
         return _broken("duplicate_tool_name")
     marks = sum(1 for _, block in _prefix_blocks(body) if "cache_control" in block)
+    marks += "cache_control" in body  # automatic caching takes a slot too
     if marks > 4:
         return _broken("cache_breakpoints", n=marks)
     return None
@@ -336,10 +337,12 @@ def _check_tools(body: dict):
 # --- usage and prompt caching -----------------------------------------------------
 # Token counts are estimated, one token per CHARS_PER_TOKEN characters of the JSON
 # sent: the rule of thumb for English text and code (JSON tokenizes worse, so the
-# real count is higher, and the real API adds a tool-use system prompt of a few
-# hundred tokens on top). A prefix this server caches is therefore long enough for
-# the real API too.
+# real count is higher). A request with tools also pays for the system prompt the API
+# adds to enable tool use, before the tools: TOOL_USE_PROMPT_TOKENS (the tool use
+# pricing docs: 346 tokens for current models, tool_choice auto). A prefix this server
+# caches is therefore long enough for the real API too.
 CHARS_PER_TOKEN = 4
+TOOL_USE_PROMPT_TOKENS = 346
 # The shortest prefix the API caches, in tokens, by model (the prompt caching docs);
 # a shorter prefix is not cached, and the request says nothing about it.
 CACHE_MINIMUM = {"claude-opus-4-5": 4096, "claude-opus-4-6": 4096,
@@ -376,23 +379,27 @@ def cache_usage(body: dict, cache: dict, now: float) -> dict:
     """`usage` for a request, reading and writing `cache` ({prefix hash: expiry}).
 
     Each block boundary has a hash of everything up to it. A `cache_control` mark
-    makes its boundary a breakpoint. Reading: the longest boundary with a live entry,
+    makes its boundary a breakpoint; one at the top of the request (automatic
+    caching) marks the last block. Reading: the longest boundary with a live entry,
     looked for at each breakpoint and up to CACHE_LOOKBACK blocks before it. Writing:
     each breakpoint past what was read whose prefix is at least the model's minimum.
     input_tokens is what is left after the last breakpoint written or read.
     """
     model = str(body.get("model", ""))
     digest, size, ends = hashlib.sha256(model.encode()), 0, []  # ends: (tokens, hash)
+    extra = TOOL_USE_PROMPT_TOKENS if body.get("tools") else 0
     marks = []
     for n, (where, block) in enumerate(_prefix_blocks(body)):
         plain = {k: v for k, v in block.items() if k != "cache_control"}
         chunk = json.dumps([where, plain], sort_keys=True, default=str)
         digest.update(chunk.encode())
         size += len(chunk)
-        ends.append((tokens(size), digest.hexdigest()))
+        ends.append((extra + tokens(size), digest.hexdigest()))
         if "cache_control" in block:
             marks.append(n)
-    total = tokens(size)
+    if "cache_control" in body and ends:  # automatic: the last block, wherever it is
+        marks.append(len(ends) - 1)
+    total = extra + tokens(size)
     read = 0
     for mark in marks:
         for n in range(mark, max(-1, mark - CACHE_LOOKBACK - 1), -1):

@@ -362,3 +362,18 @@ def test_a_moving_mark_on_the_last_message_reads_the_conversation_so_far(server,
     answered = {"role": "user", "content": [dict(ANSWER, **MARK)]}
     _, wrote2, read2 = usage_of(client, [LONG_TOOL], [SAY, CALLED, answered])
     assert wrote > 1024 and read2 == wrote and wrote2 > 0
+
+
+def test_automatic_caching_marks_the_last_block_as_the_conversation_grows(server, client):
+    """cache_control at the top of the request: the last block is the breakpoint, so
+    each request writes the conversation so far and the next one reads it back."""
+    server.add(reply(tool_use("run_shell", {"command": "ls"}, id="toolu_1")), reply("b"))
+    auto = {"cache_control": {"type": "ephemeral"}}
+    first = client.messages.create(model="m", max_tokens=10, messages=[SAY],
+                                   tools=[LONG_TOOL], extra_body=auto).usage
+    second = client.messages.create(model="m", max_tokens=10, tools=[LONG_TOOL],
+                                    messages=[SAY, CALLED, ANSWERED], extra_body=auto).usage
+    assert first.cache_creation_input_tokens > 1024 and first.input_tokens == 0
+    assert second.cache_read_input_tokens == first.cache_creation_input_tokens
+    assert second.cache_creation_input_tokens > 0 and second.input_tokens == 0
+    assert server.requests[0]["cache_control"] == {"type": "ephemeral"}
