@@ -2893,16 +2893,19 @@ class ShowRetries(logging.Handler):
     by itself, waiting as the answer's retry-after header asks, and logs each retry;
     this handler (make_client() installs it) only makes them visible."""
 
-    status = None  # the HTTP status of the answer being retried, logged just before
+    status, left = None, MAX_RETRIES  # what the SDK logs just before it retries
 
     def emit(self, record: logging.LogRecord) -> None:
         # subtle: these are the SDK's log messages, not an API; if they change, the
         # retries still happen, only these lines go quiet.
         if record.msg == "Retrying due to status code %i":
             self.status = record.args[0]
+        elif record.msg in ("%i retries left", "1 retry left"):
+            self.left = record.args[0] if record.args else 1
         elif str(record.msg).startswith("Retrying request to"):
-            what = f"answered {self.status}" if self.status else "could not be reached"
-            print(f"[the API {what}; the SDK retries in {record.args[-1]:.1f}s]",
+            what = f"API error {self.status}" if self.status else "API not reached"
+            print(f"[{what} · retrying in {record.args[-1]:.1f}s "
+                  f"(attempt {MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]",
                   file=sys.stderr)
             self.status = None
 
