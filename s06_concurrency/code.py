@@ -2070,22 +2070,19 @@ HELD = contextvars.ContextVar("HELD", default=None)  # a parallel call's lines, 
 TERMINAL_LOCK = threading.RLock()
 
 
+def say(text: str) -> None:
+    """Print whole lines, labelled with this context's prefix, without interleaving."""
+    lines = "".join(f"{PREFIX.get()}{line}\n" for line in text.split("\n"))
+    if HELD.get() is None:
+        return write(lines)
+    HELD.get().append(lines)  # a call beside others: shown whole when it ends
+
+
 def write(text: str) -> None:
     """Print streamed text as it arrives (no newline added)."""
     with TERMINAL_LOCK:
         sys.stdout.write(text)
         sys.stdout.flush()
-
-
-def say(text: str) -> None:
-    """Print whole lines, labelled with this context's prefix, without interleaving;
-    a parallel call's lines are held, to be shown together when it ends."""
-    prefix = PREFIX.get()
-    lines = "".join(f"{prefix}{line}\n" for line in text.split("\n"))
-    if HELD.get() is not None:
-        HELD.get().append(lines)
-    else:
-        write(lines)
 
 
 # === s03 · permissions: asking the user ===
@@ -2983,28 +2980,19 @@ def cancelled() -> bool:
     return event is not None and event.is_set()
 
 
-def run_call(block, alone: bool = False) -> tuple[str, bool]:
-    """One call through the whole pipeline. Alone, it shows as it goes; beside others,
-    its lines are held and shown together when it ends: they never interleave."""
+def run_call(block) -> tuple[str, bool]:
+    """One call through the whole pipeline, shown when it starts and when it ends."""
     if cancelled():
         return NOT_RUN, True
-    if alone:
-        show_call(block)
-    token = HELD.set(held := None if alone else [])
-    try:
-        if (allowed := ALLOWED.get()) is not None and block.name not in allowed:
-            output, is_error = (f"Error: {block.name} is not among this agent's "
-                                f"tools: {', '.join(allowed)}."), True
-        else:
-            output, is_error = execute_tool(block)  # the same pipeline as ever
-    finally:
-        HELD.reset(token)
+    show_call(block)
+    allowed = ALLOWED.get()
+    if allowed is not None and block.name not in allowed:
+        output, is_error = (f"Error: {block.name} is not among this agent's tools: "
+                            f"{', '.join(allowed)}."), True
+    else:
+        output, is_error = execute_tool(block)  # the same pipeline as ever
     if not cancelled():
-        with TERMINAL_LOCK:  # reentrant: a held call's lines come out together
-            if not alone:
-                show_call(block)
-                write("".join(held))
-            show_result(output, is_error)
+        show_result(output, is_error)
     return output, is_error
 
 
@@ -3046,9 +3034,11 @@ class ToolRunner:
         self.futures[index] = self.pool.submit(context.run, self.run, index, block)
 
     def run(self, index: int, block, alone: bool = False) -> tuple[str, bool]:
-        """run_call, timed: the line after each batch says what its calls took."""
-        began = time.monotonic()
-        outcome = run_call(block, alone)
+        """run_call, timed; beside others, its lines are held, then shown together."""
+        began, token = time.monotonic(), HELD.set(None if alone else [])
+        outcome = run_call(block)
+        write("".join(HELD.get() or []))
+        HELD.reset(token)
         self.spans[index] = (began, time.monotonic())
         return outcome
 
@@ -3068,28 +3058,28 @@ class ToolRunner:
             except ProcessLookupError:
                 pass
 
-
     def run_all(self, blocks: list) -> tuple[list, bool]:
         """Every call's tool_result, in call order, and whether Ctrl-C cut in."""
         outcomes = [None] * len(blocks)  # (output, is_error) per call
-        ready = time.monotonic()         # the reply is whole: no batch starts earlier
-        index, inline = 0, None          # inline: the unsafe call run in this thread
+        index, inline, interrupted = 0, None, False  # inline: the unsafe call run here
+        early = ", ".join(b.name for b in blocks[:len(self.futures)])
+        if early and not PREFIX.get():  # the main agent's head start, on its own line
+            say(f"  [reply complete: {early} started while it streamed]")
         try:
             for number, batch in enumerate(partition_tool_calls(blocks), 1):
-                span = range(index, index + len(batch))
+                span, began = range(index, index + len(batch)), time.monotonic()
                 index += len(batch)
                 if not is_concurrency_safe(batch[0].name, batch[0].input):
-                    inline = span[0]  # alone, in this thread
+                    inline = span[0]
                     outcomes[inline] = self.run(inline, batch[0], alone=True)
-                else:
-                    for i in span:  # some may have started while the reply streamed
-                        if i not in self.futures:
-                            self.submit(i, blocks[i])
-                    for i in span:  # wait for the whole batch before the next one
-                        outcomes[i] = result_of(self.futures[i])
-                if len(blocks) > 1:
-                    self.show_batch(number, span, blocks, ready)
-            interrupted = False
+                    self.show_batch(number, span, blocks, time.monotonic() - began)
+                    continue
+                for i in span:  # some may have started while the reply streamed
+                    if i not in self.futures:
+                        self.submit(i, blocks[i])
+                for i in span:  # wait for the whole batch before the next one
+                    outcomes[i] = result_of(self.futures[i])
+                self.show_batch(number, span, blocks, time.monotonic() - began)
         except KeyboardInterrupt:
             for i, future in self.futures.items():  # what finished before Ctrl-C counts
                 if outcomes[i] is None and future.done():
@@ -3104,14 +3094,12 @@ class ToolRunner:
                             "content": output, "is_error": is_error})
         return results, interrupted
 
-    def show_batch(self, number: int, span: range, blocks: list, ready: float) -> None:
-        """One line after a batch: each call's time, and the batch's against their sum.
-        subtle: a call started while the reply streamed counts from the reply's end."""
+    def show_batch(self, number: int, span: range, blocks: list, wall: float) -> None:
+        """After a batch: each call's time, and the batch's against their sum."""
         spans = [(blocks[i].name, *self.spans[i]) for i in span if i in self.spans]
         took = ", ".join(f"{name} {end - start:.2f} s" for name, start, end in spans)
-        if len(span) == 1:
-            return say(f"  batch {number} · {took}, alone")
-        wall = max(e for *_, e in spans) - max(ready, min(s for _, s, _ in spans))
+        if len(span) == 1:  # and a reply of one call needs no batch line at all
+            return say(f"  batch {number} · {took}, alone") if len(blocks) > 1 else None
         say(f"  batch {number} · {len(span)} calls in parallel: {wall:.2f} s, against "
             f"{sum(e - s for _, s, e in spans):.2f} s one after another ({took})")
 
@@ -3143,13 +3131,7 @@ def stream_reply(client, model: str, system: str, messages: list, tools: list,
                     last_call = block
                 elif block.type == "text" and block.text.strip() and not PREFIX.get():
                     write("\n")  # end the line the main agent's text was on
-        # (a subagent's words are not shown: its answer is its agent call's result)
-        message = stream.get_final_message()
-        if runner.futures and not PREFIX.get():  # the main agent's head start
-            early = [b.name for b in message.content if b.type == "tool_use"]
-            say(f"  [reply complete: {', '.join(early[:len(runner.futures)])} "
-                "started while it streamed]")
-        return message
+        return stream.get_final_message()  # (a subagent's words are not shown)
 
 
 # === s01 · the agent loop ===
