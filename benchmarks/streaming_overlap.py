@@ -75,8 +75,8 @@ def recorded(mod, early: bool):
     lock = threading.Lock()
     events, execute, offer = scripted._events, mod.execute_tool, mod.ToolRunner.offer
 
-    def sent_events(message, chunk):  # the server writes each event as it is yielded
-        for name, data in events(message, chunk):
+    def sent_events(*args):  # the server writes each event as it is yielded
+        for name, data in events(*args):
             log["sent"].append((time.monotonic(), name, data))
             yield name, data
 
