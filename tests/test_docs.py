@@ -1,15 +1,18 @@
 """The reading site: it builds with zero warnings, and every page tells the truth.
 
-The site is built once per test module with `mkdocs build --strict` (which runs each
-chapter's offline demo for its transcript: a few seconds per chapter). The tests then
-read the built HTML and compare it with the files: the code shown is the code in the
-chapters, each diff is the diff of the files, and every local link leads somewhere.
+The site is built once per test session with `mkdocs build --strict` (which runs each
+chapter's offline demo for its transcript, or takes it from .cache/docs/). The tests
+then read the built HTML and compare it with the files: the code shown is the code in
+the chapters, each diff is the diff of the files, every local link leads somewhere,
+and no page needs another host. tests/test_docs_browser.py opens the same build in
+headless Chromium.
 
 Conventions these tests enforce (see docs/_hooks/chapters.py for the machinery):
 - A chapter is a directory `sNN_name/` with code.py and README.md; its page is its README.
 - A ```python block in a README or a docs page is either written from the tested file
   (a `<!-- code FILE: items -->` region, see docs/_hooks/code_regions.py) or starts
   with a `# pseudocode` line. code.py carries no docs markup.
+- A README is plain Markdown that GitHub renders: no `===`, `???`, `!!!` or `--8<--`.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ import pytest
 from conftest import ROOT, load_chapter
 
 sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+import chapters as hook  # noqa: E402
 import code_regions  # noqa: E402
+import transcripts  # noqa: E402
+import what_changed  # noqa: E402
 
 # One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("docs")
@@ -42,7 +48,7 @@ CHAPTERS = sorted((p.parent.name for p in ROOT.glob("s[0-9][0-9]_*/code.py")
                    if (p.parent / "README.md").is_file()), key=lambda n: int(n[1:3]))
 WITH_CODE = sorted((p.parent.name for p in ROOT.glob("s[0-9][0-9]_*/code.py")),
                    key=lambda n: int(n[1:3]))
-SNIPPET_LINE = re.compile(r'^\s*-+8<-+\s+"(?P<target>[^"]+)"\s*$')
+MKDOCS_ONLY = re.compile(r'^\s*(?:(?:===|\?\?\?\+?|!!!)\s|-+8<-+)')
 SECTION_MARKER = re.compile(r"^\s*#\s*-+8<-+\s+\[(start|end):[a-z][-_0-9a-z]*\]\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)(?P<rest>.*)$")
 PYTHON_LANGS = {"python", "py", "python3", "py3"}
@@ -53,13 +59,20 @@ def chapter_params():
 
 
 def markdown_sources() -> list[Path]:
-    return [ROOT / c / "README.md" for c in CHAPTERS] + sorted(DOCS.rglob("*.md"))
+    return ([ROOT / c / "README.md" for c in CHAPTERS] + readme_sources()
+            + sorted(p for p in DOCS.rglob("*.md") if "vendor" not in p.parts))
+
+
+def readme_sources() -> list[Path]:
+    """The Markdown files GitHub shows besides the chapters: exercises, root README."""
+    return [ROOT / "README.md", ROOT / "exercises" / "README.md",
+            *sorted(ROOT.glob("exercises/s[0-9][0-9]/README.md"))]
 
 
 # --- building the site once ------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """Build the site with --strict from outside the repository; return its folder."""
     out = tmp_path_factory.mktemp("site")
@@ -187,21 +200,48 @@ def readme_title(chapter: str) -> str:
 
 @pytest.mark.parametrize("chapter", chapter_params())
 def test_readme_follows_the_template(chapter):
-    """Title, problem, diagram, code, what changed, try it, Claude Code, whole file."""
+    """Title, problem, diagram, code, what changed, try it, exercises, Claude Code,
+    whole file: in that order."""
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     assert readme_title(chapter).startswith(chapter[:3] + " · "), "title: '# sNN · Name'"
-    required = ["## The problem", "```mermaid", "## The code, in order", "## What changed",
-                "<!-- diff -->", "<!-- /diff -->", "## Try it", '=== "Offline"',
-                '=== "Live"', "<!-- transcript -->", "<!-- /transcript -->",
-                '??? note "How Claude Code does it"', '??? example "The whole file"',
-                f'--8<-- "{chapter}/code.py"']
-    missing = [r for r in required if r not in text]
+    order = ["## The problem", "```mermaid", "## The code, in order", "## What changed",
+             "<!-- diff -->", "<!-- /diff -->", "## Try it", "<!-- tabs -->", "### Offline",
+             "### Live", "<!-- /tabs -->", "<!-- transcript -->", "<!-- /transcript -->",
+             "## Exercises", f"<!-- exercises exercises/{chapter[:3]}/README.md -->",
+             "<!-- /exercises -->", '<details class="note" markdown>',
+             "<summary>How Claude Code does it</summary>", "<!-- whole-file -->",
+             "<!-- /whole-file -->"]
+    missing = [r for r in order if r not in text]
     assert not missing, (f"{chapter}/README.md lacks {missing}: "
                          "see the template in docs/_hooks/chapter_template.md")
-    positions = [text.index(r) for r in ["## The problem", "## The code, in order",
-                                         "## What changed", "## Try it",
-                                         '??? example "The whole file"']]
+    positions = [text.index(r) for r in order]
     assert positions == sorted(positions), "template sections are out of order"
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(ROOT).as_posix())
+                                  for p in [ROOT / c / "README.md" for c in CHAPTERS]
+                                  + readme_sources()])
+def test_readmes_are_plain_markdown(path):
+    """What GitHub shows is the whole page: no syntax that only mkdocs understands
+    (tabs, collapsed blocks, admonitions, snippet includes)."""
+    in_fence, bad = None, []
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        fence = FENCE.match(line)
+        if fence and (in_fence is None or fence["fence"].startswith(in_fence)):
+            in_fence = None if in_fence else fence["fence"]
+        elif not in_fence and MKDOCS_ONLY.match(line):
+            bad.append(f"{number}: {line.strip()}")
+    assert not bad, (f"{path.relative_to(ROOT)} has mkdocs-only lines (use <details>, "
+                     f"<!-- tabs --> with ### headings, > [!WARNING]): {bad}")
+
+
+def test_material_widgets_are_made_from_plain_markdown():
+    """The site turns the README's plain structures into Material's widgets."""
+    plain = ("<!-- tabs -->\n### Offline\n\n```bash\nrun it\n```\n\n### Live\n\n"
+             "Set a key.\n<!-- /tabs -->\n\n> [!WARNING]\n> **Careful**\n>\n> A `trap`.\n")
+    assert hook.as_admonitions(hook.as_tabs(plain)) == (
+        '=== "Offline"\n\n    ```bash\n    run it\n    ```\n\n=== "Live"\n\n    Set a key.\n\n'
+        '!!! warning "Careful"\n\n    A `trap`.\n')
 
 
 # --- code on the pages is the code in the files ------------------------------------------
@@ -247,7 +287,7 @@ def test_python_blocks_in_sources_are_generated_or_pseudocode():
             content = [ln for ln in body if ln.strip()]
             if content and content[0].strip().startswith("# pseudocode"):
                 continue
-            if line not in generated and not all(SNIPPET_LINE.match(ln) for ln in content):
+            if line not in generated:
                 bad.append(f"{path.relative_to(ROOT)}:{line}")
     assert not bad, ("python blocks that are neither written from a file (a code region) "
                      f"nor start with '# pseudocode': {bad}")
@@ -305,18 +345,28 @@ def test_code_regions_appear_on_the_page(site, chapter):
             f"{m['file']}: {m['items']}: not shown on the {chapter} page")
 
 
-# --- what changed: the diff -----------------------------------------------------------------
+# --- what changed: by section, and the whole diff --------------------------------------------
 
 
 def expected_diff(prev: str, chapter: str) -> str:
-    a = (ROOT / prev / "code.py").read_text(encoding="utf-8").splitlines(keepends=True)
-    b = (ROOT / chapter / "code.py").read_text(encoding="utf-8").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, f"{prev}/code.py", f"{chapter}/code.py"))
+    a, b = ((ROOT / c / "code.py").read_text(encoding="utf-8") for c in (prev, chapter))
+    return "\n".join(difflib.unified_diff(
+        what_changed.without_docstring(a).split("\n"),
+        what_changed.without_docstring(b).split("\n"),
+        f"{prev}/code.py", f"{chapter}/code.py", lineterm=""))
+
+
+def shown_lines(block: dict | str) -> list[str]:
+    # subtle: Markdown empties whitespace-only lines, so a blank context line (" ")
+    # shows as "". Compare with trailing whitespace removed from every line.
+    text = block["text"] if isinstance(block, dict) else block
+    return [ln.rstrip() for ln in text.rstrip().strip("\n").split("\n")]
 
 
 @pytest.mark.parametrize("chapter", chapter_params())
-def test_diff_on_the_page_matches_the_files(site, chapter):
-    """The page shows the diff of the previous chapter's code.py against this one's."""
+def test_what_changed_is_the_diff_of_the_files_by_section(site, chapter):
+    """The page shows each changed section's own diff, then the whole diff of the two
+    files without their docstrings, and names the tools this chapter adds."""
     html = page(site, chapter)
     earlier = [c for c in WITH_CODE if int(c[1:3]) < int(chapter[1:3])]
     diffs = html.code("diff")
@@ -324,32 +374,93 @@ def test_diff_on_the_page_matches_the_files(site, chapter):
         assert not diffs and "first chapter" in html.html
         return
     prev = earlier[-1]
-    if not expected_diff(prev, chapter):
-        assert not diffs and "is identical to" in html.html
-        return
-    assert len(diffs) == 1, f"{chapter}: expected one diff block, found {len(diffs)}"
-    # subtle: Markdown empties whitespace-only lines, so a blank context line (" ")
-    # shows as "". Compare with trailing whitespace removed from every line.
-    shown = [ln.rstrip() for ln in diffs[0]["text"].strip("\n").split("\n")]
-    assert shown == [ln.rstrip() for ln in expected_diff(prev, chapter).strip("\n").split("\n")]
-    # The generated summary names the tools this chapter adds.
+    old = what_changed.sections((ROOT / prev / "code.py").read_text(encoding="utf-8"))
+    new = what_changed.sections((ROOT / chapter / "code.py").read_text(encoding="utf-8"))
+    changed = [k for k in new if k in old and new[k][1] != old[k][1]]
+    assert len(diffs) == len(changed) + 1, f"{chapter}: one diff per changed section + 1"
+    for key, block in zip([k for k in new if k in changed], diffs):
+        expected = "\n".join(what_changed.section_diff(old[key], new[key]))
+        assert shown_lines(block) == shown_lines(expected), key
+    whole = shown_lines(diffs[-1])
+    expected = expected_diff(prev, chapter).strip("\n")
+    assert [ln for ln in whole if not ln.startswith("@@")] == [
+        ln.rstrip() for ln in expected.split("\n") if not ln.startswith("@@")]
+    assert not any('"""' in ln for ln in whole[:3]), "the whole diff starts with a docstring"
+    for key in new:
+        if key not in old:
+            assert escape(key, quote=False) in html.html, f"added section {key} not listed"
     old_tools = {t["name"] for t in load_chapter(prev).TOOLS}
     for tool in (t["name"] for t in load_chapter(chapter).TOOLS):
         if tool not in old_tools:
             assert f"<code>{tool}</code>" in html.html, f"summary misses tool {tool}"
 
 
-def test_search_leaves_out_whole_files_diffs_and_solutions(site):
+def test_sections_compare_by_banner():
+    """A worked example: a banner added, one changed, one moved, one removed."""
+    a = ('"""Doc."""\nimport os\n# === s01 · loop ===\nx = 1\n# === s01 · show ===\n'
+         'y = 2\n# === s01 · gone ===\nz = 3\n')
+    b = ('"""Doc, changed."""\nimport os\n# === s01 · show ===\ny = 2\n'
+         '# === s01 · loop ===\nx = 10\n# === s02 · new ===\nw = 4\n')
+    old, new = what_changed.sections(a), what_changed.sections(b)
+    assert list(new) == ["the imports", "s01 · show", "s01 · loop", "s02 · new"]
+    assert old["the imports"][1] == new["the imports"][1] == "import os"  # no docstring
+    assert what_changed.section_diff(old["s01 · loop"], new["s01 · loop"]) == [
+        "@@ -3,2 +5,2 @@", " # === s01 · loop ===", "-x = 1", "+x = 10"]  # file lines
+    assert "\n".join(what_changed.whole_diff("a", "b", a, b)).count('"""') == 0
+
+
+def test_whole_diffs_and_solutions_stay_out_of_search(site):
     """The search index holds the explanations and the code shown beside them, not the
-    collapsed whole file, the diff or the exercises' solutions."""
+    collapsed whole file, the diffs, the exercises' solutions or the transcripts."""
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     text = "\n".join(doc["text"] for doc in index["docs"])
     assert "#!/usr/bin/env python3" not in text, "a whole code.py is in the search index"
-    assert "The diff: s0" not in text, "a chapter diff is in the search index"
+    assert "The whole diff" not in text and "+++ s02_tool_use/code.py" not in text, (
+        "a diff is in the search index")
+    assert "OFFLINE DEMO" not in text, "a transcript is in the search index"
     solution = code_regions.source_of("exercises/solutions/s02/ex1.py")
     body = code_regions.item_text(solution, "ex1", "s02 ex1")
     line = max(body.split("\n"), key=len).strip()
     assert escape(line, quote=False) not in text, f"a solution line is in the search index: {line}"
+    assert "def check_permission(" not in text, "a function body is in the search index"
+    assert len(json.dumps(index)) < 200_000, "the search index grew past 200 kB"
+
+
+# --- new code highlighted -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_new_lines_are_highlighted(chapter):
+    """In every code block a README shows, each line whose text is nowhere in the
+    previous chapter's code.py is marked in hl_lines; s01 marks nothing."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    prev = code_regions.previous_file(f"{chapter}/code.py")
+    old = set() if prev is None else {
+        ln.strip() for ln in (ROOT / prev).read_text(encoding="utf-8").split("\n")}
+    regions = [m for m in code_regions.REGION.finditer(text)
+               if m["file"].strip() == f"{chapter}/code.py"]
+    assert regions
+    for m in regions:
+        fence, _, rest = m["body"].partition("\n")
+        hl = re.search(r'hl_lines="([^"]*)"', fence)
+        if prev is None:
+            assert not hl, f"{chapter}: the first chapter highlights nothing"
+            continue
+        marked = set()
+        for part in (hl[1].split() if hl else []):
+            first, _, last = part.partition("-")
+            marked |= set(range(int(first), int(last or first) + 1))
+        code = rest.rsplit("```", 1)[0].rstrip("\n").split("\n")
+        new = {n for n, ln in enumerate(code, 1) if ln.strip() and ln.strip() not in old}
+        assert new <= marked, (f"{m['items']}: new lines not highlighted: "
+                               f"{[code[n - 1] for n in sorted(new - marked)][:3]}")
+
+
+def test_highlight_ranges():
+    """hl_lines lists lines and ranges, and a blank line only inside new code."""
+    assert code_regions.ranges([1, 2, 3, 7, 9, 10]) == "1-3 7 9-10"
+    old, new = "a\nb\n\nc", "a\nx\n\ny\nb\n\nc"
+    assert code_regions.new_lines(old, new) == [2, 3, 4]
 
 
 # --- try it: the transcript of a real offline run --------------------------------------------
@@ -411,16 +522,8 @@ def test_mermaid_diagrams_are_built_as_diagrams(site):
 # --- the hook on its own ---------------------------------------------------------------------
 
 
-def load_hook():
-    spec = importlib.util.spec_from_file_location("chapters_hook", DOCS / "_hooks/chapters.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_chapter_is_a_directory_with_code_and_readme(tmp_path):
     """Only sNN_name/ directories holding both files are chapters, sorted by number."""
-    hook = load_hook()
     for name, files in {"s01_loop": ["code.py", "README.md"], "s02_tools": ["code.py"],
                         "s10_late": ["code.py", "README.md"], "s3_bad": ["code.py", "README.md"],
                         "notes": ["README.md"]}.items():
@@ -434,11 +537,24 @@ def test_a_chapter_is_a_directory_with_code_and_readme(tmp_path):
 
 def test_transcripts_are_normalised():
     """The scratch workspace's random name and test timings do not change the page."""
-    hook = load_hook()
     raw = ("Workspace: /tmp/abc/s02-demo-k3j_x9q1\n"
            '  File "/tmp/abc/s02-demo-k3j_x9q1/test_inventory.py", line 16\n'
            "Ran 4 tests in 0.013s\n")
-    assert hook.normalise_transcript(raw, "/tmp/abc") == (
+    assert transcripts.normalise_transcript(raw, "/tmp/abc") == (
         "Workspace: /tmp/s02-demo-xxxxxxxx\n"
         '  File "/tmp/s02-demo-xxxxxxxx/test_inventory.py", line 16\n'
         "Ran 4 tests in 0.001s\n")
+
+
+def test_transcript_lines_get_their_style():
+    """Each kind of line has its class: calls, decisions, hooks, errors, the model's words."""
+    lines = {"s03 >> Fix it.": "prompt", "> run_shell(command='ls')": "call",
+             "  [allow] read-only command": "allow", "  [deny] deny rule Read(./.env)": "deny",
+             "  [ask] rm -rf build": "ask", "  ~ PreToolUse guard_rm.py: exit 2": "hook",
+             "! Permission denied: ...": "error", "  [exit code: 0]": "result",
+             "  [reply complete; 3 safe call(s) started while it streamed]": "batch",
+             "I'll fix total_value.": "text"}
+    for line, name in lines.items():
+        assert f'class="t-line t-{name}"' in transcripts.styled(line), line
+    shown = transcripts.styled("[check report] > read_file(file_path='x')")
+    assert '<span class="t-agent">[check report] </span>' in shown and "t-call" in shown

@@ -337,10 +337,11 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 # What search leaves out: collapsed blocks that repeat what the page already shows or
 # give an answer away (the whole file: example; the diffs: abstract; the exercises'
-# solutions: success) and the transcripts. It indexes the explanations and the code
-# shown beside them.
+# solutions: success), the transcripts, and the Python blocks. It indexes the
+# explanations, which name every function they discuss: a search for
+# `check_permission` lands on the paragraph about it, not inside a function body.
 NOT_SEARCHED = re.compile(r'<details class="(?:example|abstract|success)"'
-                          r'|<div class="language-text highlight transcript"')
+                          r'|<div class="language-(?:text|python) highlight(?: transcript)?"')
 
 
 def on_page_content(html, page, config, files, **kwargs):

@@ -33,28 +33,45 @@ SLUG = slugify(case="lower")  # mkdocs.yml's toc slugify: ids as GitHub makes th
 OPEN_UP_TO = 40            # a section diff this long or shorter starts open
 
 
+def docstring_lines(source: str) -> tuple[int, int]:
+    """(first line index, number of lines) of the module docstring; (0, 0) if none."""
+    body = ast.parse(source).body
+    if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)):
+        return body[0].lineno - 1, body[0].end_lineno - body[0].lineno + 1
+    return 0, 0
+
+
 def without_docstring(source: str) -> str:
     """The file without its module docstring (the reading map is prose, not code)."""
-    body = ast.parse(source).body
-    if not (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)):
-        return source
+    first, count = docstring_lines(source)
     lines = source.split("\n")
-    del lines[body[0].lineno - 1:body[0].end_lineno]
+    del lines[first:first + count]
     return "\n".join(lines)
 
 
 def sections(source: str) -> dict[str, tuple[int, str]]:
-    """{banner title with its origin ("s03 · permissions: rules"): (first line, text)},
-    in file order; what precedes the first banner is PREAMBLE."""
+    """{banner title with its origin ("s03 · permissions: rules"): (first line in the
+    file, text)}, in file order; what precedes the first banner, without the module
+    docstring, is PREAMBLE."""
+    first, count = docstring_lines(source)
     lines = without_docstring(source).split("\n")
     starts = [i for i, line in enumerate(lines) if BANNER.match(line)]
     found = {PREAMBLE: (1, "\n".join(lines[:starts[0] if starts else len(lines)]).strip())}
     for n, start in enumerate(starts):
         m = BANNER.match(lines[start])
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        found[f"{m['origin']} · {m['title']}"] = (start + 1, "\n".join(lines[start:end]).rstrip())
+        line = start + 1 + (count if start >= first else 0)  # as numbered in the file
+        found[f"{m['origin']} · {m['title']}"] = (line, "\n".join(lines[start:end]).rstrip())
     return found
+
+
+def renumbered(diff: list[str], old_offset: int, new_offset: int) -> list[str]:
+    """A diff's hunk headers moved by the given numbers of lines."""
+    def move(m):
+        return (f"@@ -{int(m[1]) + old_offset}{m[2] or ''} "
+                f"+{int(m[3]) + new_offset}{m[4] or ''} @@")
+    return [re.sub(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", move, ln) for ln in diff]
 
 
 def counts(diff_lines: list[str]) -> tuple[int, int]:
@@ -64,15 +81,18 @@ def counts(diff_lines: list[str]) -> tuple[int, int]:
 
 
 def section_diff(old: tuple[int, str], new: tuple[int, str]) -> list[str]:
-    """The unified diff of one section, its hunks numbered as lines of the two files
-    (without the docstring)."""
+    """The unified diff of one section, its hunks numbered as lines of the two files."""
     lines = list(difflib.unified_diff(old[1].split("\n"), new[1].split("\n"), n=2,
                                       lineterm=""))[2:]
+    return renumbered(lines, old[0] - 1, new[0] - 1)
 
-    def renumber(m):
-        a, b = int(m[1]) + old[0] - 1, int(m[3]) + new[0] - 1
-        return f"@@ -{a}{m[2] or ''} +{b}{m[4] or ''} @@"
-    return [re.sub(r"^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@", renumber, ln) for ln in lines]
+
+def whole_diff(prev: str, chapter: str, a: str, b: str) -> list[str]:
+    """The diff of the two files without their docstrings, numbered as in the files."""
+    diff = list(difflib.unified_diff(without_docstring(a).split("\n"),
+                                     without_docstring(b).split("\n"),
+                                     f"{prev}/code.py", f"{chapter}/code.py", lineterm=""))
+    return diff[:2] + renumbered(diff[2:], docstring_lines(a)[1], docstring_lines(b)[1])
 
 
 def explained_in(readme: str, file: str) -> dict[str, tuple[str, str]]:
@@ -156,9 +176,7 @@ def what_changed(prev: str, chapter: str, root: Path, summary: str) -> str:
                          f"{fenced_diff(diff)}\n")
     rows += [f"| removed | `{key}` | −{text.count(chr(10)) + 1} | |"
              for key, (_, text) in old.items() if key not in new]
-    whole = list(difflib.unified_diff(without_docstring(a).split("\n"),
-                                      without_docstring(b).split("\n"),
-                                      f"{prev}/code.py", f"{chapter}/code.py", lineterm=""))
+    whole = whole_diff(prev, chapter, a, b)
     plus, minus = counts(whole)
     table = ["| | section | lines | explained in |", "|---|---|---|---|", *rows]
     return "\n\n".join([

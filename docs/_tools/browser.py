@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import http.server
 import shutil
-import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,15 +61,14 @@ def serve(site: Path):
 
 
 class Browser:
-    """Chromium with the network off: `outside` lists every blocked request."""
+    """Chromium with the network off: `outside` lists every blocked request. Each
+    page gets a context of its own, so nothing (a chosen colour scheme in
+    localStorage, say) carries over from one page to the next."""
 
     def __init__(self, playwright, executable: str):
-        self.profile = tempfile.mkdtemp(prefix="docs-chromium-")
-        self.context = playwright.chromium.launch_persistent_context(
-            self.profile, executable_path=executable, headless=True,
-            args=CHROMIUM_FLAGS, service_workers="block")
-        self.context.add_init_script(OPEN_SHADOW_ROOTS)
-        self.context.route("**/*", self._route)
+        # Playwright starts Chromium with a fresh, temporary --user-data-dir.
+        self.chromium = playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
         self.outside: list[str] = []
 
     def _route(self, route):
@@ -83,14 +81,17 @@ class Browser:
 
     def page(self, width: int, height: int = 900, dark: bool = False):
         """A new tab, `width` px wide, in the light or the dark colour scheme."""
-        page = self.context.new_page()
-        page.set_viewport_size({"width": width, "height": height})
-        page.emulate_media(color_scheme="dark" if dark else "light")
+        context = self.chromium.new_context(
+            viewport={"width": width, "height": height}, service_workers="block",
+            color_scheme="dark" if dark else "light")
+        context.add_init_script(OPEN_SHADOW_ROOTS)
+        context.route("**/*", self._route)
+        page = context.new_page()
+        page.on("close", lambda _: context.close())
         return page
 
     def close(self):
-        self.context.close()
-        shutil.rmtree(self.profile, ignore_errors=True)
+        self.chromium.close()
 
 
 @contextmanager
