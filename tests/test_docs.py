@@ -52,6 +52,7 @@ MKDOCS_ONLY = re.compile(r'^\s*(?:(?:===|\?\?\?\+?|!!!)\s|-+8<-+)')
 SECTION_MARKER = re.compile(r"^\s*#\s*-+8<-+\s+\[(start|end):[a-z][-_0-9a-z]*\]\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)(?P<rest>.*)$")
 PYTHON_LANGS = {"python", "py", "python3", "py3"}
+MERMAID_VERSION = "11.17.2"  # docs/vendor/mermaid/README.md says how to update it
 
 
 def chapter_params():
@@ -72,9 +73,14 @@ def readme_sources() -> list[Path]:
 # --- building the site once ------------------------------------------------------------
 
 
+_BUILT: list[Path] = []  # the session's build, shared with tests/test_docs_browser.py
+
+
 @pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """Build the site with --strict from outside the repository; return its folder."""
+    if _BUILT:
+        return _BUILT[0]
     out = tmp_path_factory.mktemp("site")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["NO_MKDOCS_2_WARNING"] = "1"
@@ -87,6 +93,7 @@ def site(tmp_path_factory) -> Path:
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
     problems = [ln for ln in log.splitlines() if re.match(r"^(WARNING|ERROR)\b", ln)]
     assert not problems, "\n".join(problems)
+    _BUILT.append(out / "site")
     return out / "site"
 
 
@@ -510,6 +517,111 @@ def test_internal_links_resolve(site):
                 if unquote(parts.fragment) not in ids:
                     broken.append(f"{path.relative_to(site)} -> {link} (no such anchor)")
     assert not broken, "\n".join(broken)
+
+
+# --- complete with no network -------------------------------------------------------------
+
+# Elements and attributes by which a page loads something (a link a reader clicks,
+# <a href>, loads nothing until clicked; xmlns and the like name, they do not load).
+LOADS = {"script": ["src"], "link": ["href"], "img": ["src", "srcset"], "iframe": ["src"],
+         "source": ["src", "srcset"], "video": ["src", "poster"], "audio": ["src"],
+         "embed": ["src"], "object": ["data"], "image": ["href", "xlink:href"],
+         "use": ["href", "xlink:href"], "form": ["action"]}
+OUTSIDE = re.compile(r"""(?:https?:)?//(?!(?:127\.0\.0\.1|localhost)[:/"'])[\w.-]+\.[a-z]{2,}[^\s"')]*""",
+                     re.I)
+CSS_URL = re.compile(r"""(?:url\(\s*["']?|@import\s+["'])([^"')\s]+)""", re.I)
+# Hosts that the site's scripts name without loading anything from them, and why.
+INERT_IN_SCRIPTS = {
+    "unpkg.com": "Material's fallbacks, fetched only when window.mermaid or "
+                 "ResizeObserver is missing: mkdocs.yml loads the vendored Mermaid first, "
+                 "and every supported browser has ResizeObserver",
+    "api.github.com": "Material's repository facts, used only with repo_url (unset)",
+    "clipboardjs.com": "a licence comment in Material's bundle",
+    "www.w3.org": "XML namespaces (SVG, XLink, XHTML, MathML)",
+    "github.com": "Mermaid's and its libraries' error messages and licence comments",
+    "chevrotain.io": "a parser library's error messages (inside Mermaid)",
+    "langium.org": "a parser library's error messages (inside Mermaid)",
+    "lodash.com": "licence comments (inside Mermaid)",
+    "openjsf.org": "licence comments (inside Mermaid)",
+    "underscorejs.org": "licence comments (inside Mermaid)",
+    "en.wikipedia.org": "licence comments (inside Mermaid)",
+    "tldrlegal.com": "licence comments (inside Mermaid)",
+    "jquery.org": "licence comments (inside Mermaid)",
+    "opensource.org": "licence comments (inside Mermaid)",
+    "engelschall.com": "licence comments (inside Mermaid)",
+}
+
+
+class Loads(HTMLParser):
+    """What an HTML page loads: (tag, url) pairs, style url()s included."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.urls: list[tuple[str, str]] = []
+        self._style = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "meta" and (attrs.get("http-equiv") or "").lower() == "refresh":
+            self.urls.append((tag, (attrs.get("content") or "").split("url=")[-1]))
+        if tag == "link" and (attrs.get("rel") or "") in ("canonical", "alternate"):
+            return  # names the page's address, loads nothing
+        for name in LOADS.get(tag, []):
+            for url in (attrs.get(name) or "").split(","):
+                if url.strip():
+                    self.urls.append((tag, url.strip().split()[0]))
+        for url in CSS_URL.findall(attrs.get("style") or ""):
+            self.urls.append((f"{tag} style", url))
+        self._style = tag == "style"
+
+    def handle_data(self, data):
+        if self._style:
+            self.urls += [("style", url) for url in CSS_URL.findall(data)]
+
+    def handle_endtag(self, tag):
+        self._style = False
+
+
+def test_no_page_loads_anything_from_another_host(site):
+    """Every built page, and every script and stylesheet it loads, needs only the
+    site: no script, stylesheet, font, image, frame or fetch from another host."""
+    problems, assets = [], set()
+    for path in sorted(site.rglob("*.html")):
+        for tag, url in Loads(path.read_text(encoding="utf-8")).urls:
+            parts = urlsplit(url)
+            if parts.scheme in ("http", "https") or url.startswith("//"):
+                problems.append(f"{path.relative_to(site)}: <{tag}> {url}")
+            elif not parts.scheme and parts.path.endswith((".js", ".css")):
+                base = site if parts.path.startswith("/") else path.parent  # 404.html
+                assets.add(Path(os.path.normpath(base / unquote(parts.path).lstrip("/"))))
+    for asset in sorted(assets):
+        text = asset.read_text(encoding="utf-8", errors="replace")
+        if asset.suffix == ".css":
+            problems += [f"{asset.relative_to(site)}: url({u})" for u in CSS_URL.findall(text)
+                         if OUTSIDE.match(u)]
+            continue
+        for url in re.findall(r"https?://[\w.-]+", text):  # in a script: a full address
+            host = urlsplit(url).hostname or ""
+            if host.removeprefix("www.") not in {h.removeprefix("www.") for h in INERT_IN_SCRIPTS}:
+                problems.append(f"{asset.relative_to(site)}: {url[:80]}")
+    assert not problems, "pages would need the network:\n" + "\n".join(sorted(set(problems)))
+    assert assets, "no script or stylesheet found: the check checked nothing"
+
+
+def test_mermaid_is_served_by_the_site(site):
+    """The vendored Mermaid (pinned, with its licence) is on every page with a diagram,
+    so Material never fetches its own from a CDN."""
+    vendored = ROOT / "docs" / "vendor" / "mermaid"
+    assert f'"{MERMAID_VERSION}"' in (vendored / "mermaid.min.js").read_text(encoding="utf-8")
+    assert "MIT License" in (vendored / "LICENSE").read_text(encoding="utf-8")
+    assert MERMAID_VERSION in (vendored / "README.md").read_text(encoding="utf-8")
+    for html in [page(site)] + [page(site, c) for c in CHAPTERS]:
+        scripts = [u for u in html.links if u.endswith("vendor/mermaid/mermaid.min.js")]
+        assert scripts, f"{html.path}: the vendored Mermaid is not loaded"
+        # Right after Material's bundle, so it is there by the time the page is ready
+        # and Material looks for `mermaid`.
+        assert html.html.index(scripts[0]) > html.html.index("assets/javascripts/bundle")
 
 
 def test_mermaid_diagrams_are_built_as_diagrams(site):
