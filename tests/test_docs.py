@@ -494,6 +494,61 @@ def test_transcript_is_a_real_offline_run(site, chapter):
 # --- links -----------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_chapters_link_what_they_mention(chapter):
+    """A chapter's README links its neighbours, the exercises page, the sections its
+    exercises send you back to, and Claude Code's documentation."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    i = CHAPTERS.index(chapter)
+    for neighbour in CHAPTERS[max(i - 1, 0):i] + CHAPTERS[i + 1:i + 2]:
+        assert f"](../{neighbour}/README.md" in text, f"{chapter} does not link {neighbour}"
+    assert "](../exercises/README.md)" in text, f"{chapter} does not link the exercises page"
+    assert "](https://code.claude.com/docs/en/" in text, f"{chapter}: no Claude Code docs link"
+    assert re.search(r"\]\(README\.md#[a-z0-9_-]+\)", text), (
+        f"{chapter}: its exercises link no section of the chapter")
+
+
+def test_exercises_and_benchmarks_pages_are_on_the_site(site):
+    """The pages the root README points to are on the site, linked from the home page,
+    and the benchmarks page says what every script measures."""
+    home = page(site).html
+    for link in ('href="exercises/"', 'href="benchmarks/"'):
+        assert link in home, f"the home page lacks {link}"
+    bench = parsed(site / "benchmarks" / "index.html").html
+    for script in sorted((ROOT / "benchmarks").glob("*.py")):
+        assert f"{script.name}</h3>" in bench or script.name in bench, script.name
+    assert "Benchmark (not a test)" in bench
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](exercises/README.md)" in readme and "](benchmarks/README.md)" in readme
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_each_chapter_shows_small_runs(chapter):
+    """Next to the code it explains, a chapter shows calls of its functions with what
+    they really return (written by code_regions.py, checked stale above)."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    runs = list(code_regions.RUN.finditer(text))
+    assert runs, f"{chapter}: no <!-- run --> region"
+    for m in runs:
+        assert m["file"].strip() == f"{chapter}/code.py"
+        assert code_regions.statements(m["body"]), "a run region with no >>> line"
+
+
+def test_a_run_shows_what_python_prints(tmp_path):
+    """A worked example: values, printed text and an exception, as the REPL shows them."""
+    module = tmp_path / "m.py"
+    module.write_text("def half(n):\n    if n % 2:\n        raise ValueError('odd')\n"
+                      "    print('halving')\n    return n // 2\n")
+    rel = module.relative_to(tmp_path).as_posix()
+    saved, code_regions.ROOT = code_regions.ROOT, tmp_path
+    try:
+        shown = code_regions.run_statements(rel, ["half(4)", "half(3)", "x = 1"])
+    finally:
+        code_regions.ROOT = saved
+    assert shown == (">>> half(4)\nhalving\n2\n>>> half(3)\nTraceback (most recent call "
+                     "last):\n  ...\nValueError: odd\n>>> x = 1")
+
+
 def test_internal_links_resolve(site):
     """Every local href and src on every page leads to a built file (and anchor)."""
     pages = {p: parsed(p) for p in site.rglob("*.html")}

@@ -275,7 +275,7 @@ def make_exercise_files() -> None:
 
 # Pages besides the chapters: (navigation title, page, source file in the repository).
 EXTRA_PAGES = [("Exercises", "exercises/README.md", "exercises/README.md"),
-               ("Benchmarks", "benchmarks.md", None)]
+               ("Benchmarks", "benchmarks/README.md", "benchmarks/README.md")]
 
 
 def benchmarks_list(root: Path = ROOT) -> str:
@@ -285,8 +285,7 @@ def benchmarks_list(root: Path = ROOT) -> str:
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
         first, _, rest = doc.partition("\n")
         parts.append(f"### {path.name}\n\n{first.strip()}\n\n"
-                     f"```text\n{rest.strip()}\n```\n\n"
-                     f"Run it: `python benchmarks/{path.name}`")
+                     f"```text\n{rest.strip()}\n```")
     return "\n\n".join(parts)
 
 
@@ -317,7 +316,7 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     src = page.file.src_uri
     if src == "index.md":
         return replace_region(markdown, "chapters", chapters_table())[0]
-    if src == "benchmarks.md":
+    if src == "benchmarks/README.md":
         return replace_region(markdown, "benchmarks", benchmarks_list())[0]
     chapter = src.split("/")[0]
     if not (src.endswith("/README.md") and chapter in chapters()):

@@ -62,7 +62,6 @@ import os
 import re
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -238,9 +237,9 @@ def run_statements(file: str, sources: list[str]) -> str:
                 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
                     try:
                         exec(compile(source + "\n", "<run>", "single"), namespace)
-                    except Exception as e:
-                        last = traceback.format_exception_only(type(e), e)[-1]
-                        print("Traceback (most recent call last):\n  ...\n" + last, end="")
+                    except Exception as e:  # shown as the interpreter would, frames left out
+                        print(f"Traceback (most recent call last):\n  ...\n"
+                              f"{type(e).__name__}: {e}")
                 lines = source.split("\n")
                 shown += [">>> " + lines[0]] + ["... " + ln for ln in lines[1:]]
                 if len(lines) > 1:
@@ -259,7 +258,9 @@ def run_block(file: str, body: str) -> str:
     sources = statements(body)
     if not sources:
         raise RegionError(f"a run region of {file} has no >>> line")
-    key = hashlib.sha256("\0".join([sys.version, source_of(file), *sources]).encode())
+    # What the output depends on: the Python, the file, the statements, this script.
+    key = hashlib.sha256("\0".join([sys.version, source_of(file), *sources,
+                                    Path(__file__).read_text(encoding="utf-8")]).encode())
     cached = CACHE / "runs" / (key.hexdigest()[:32] + ".txt")
     if cached.is_file():
         text = cached.read_text(encoding="utf-8")
