@@ -71,7 +71,8 @@ TOOLS = [
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command to run."},
-                "timeout": {"type": "integer", "description": "Seconds before it is killed."},
+                "timeout": {"type": "integer",
+                            "description": "Seconds before it is killed."},
             },
             "required": ["command"],
         },
@@ -104,7 +105,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
             status = f"exit code: {proc.wait(timeout=timeout)}"
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            status = f"timed out after {timeout}s: the command and everything it started were killed"
+            status = (f"timed out after {timeout}s: the command and everything "
+                      "it started were killed")
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
@@ -136,7 +138,8 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS) -> str:
     head = f.read(half).decode(errors="replace")
     f.seek(size - half)
     tail = f.read().decode(errors="replace")
-    return f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle ...]\n\n{tail}".rstrip("\n")
+    return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle ...]\n\n"
+            f"{tail}").rstrip("\n")
 
 
 # === s01 · execute_tool: every tool_use gets its tool_result ===
@@ -168,7 +171,8 @@ def show_call(block) -> None:
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
     rows = output.splitlines() or [""]
-    preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"] if len(rows) > lines else [])
+    preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
+                              if len(rows) > lines else [])
     mark = "! " if is_error else "  "
     for row in preview:
         row = mark + (row if len(row) <= 160 else row[:157] + "...")
@@ -206,7 +210,8 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
             results.append({"type": "tool_result", "tool_use_id": block.id,
                             "content": output, "is_error": is_error})
         messages.append({"role": "user", "content": results})
-    return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
+    return (f"[stopped: the task used {max_turns} model turns; "
+            "raise --max-turns to allow more]")
 
 
 # === s01 · the command line: a REPL, one task, or the offline demo ===
@@ -271,7 +276,8 @@ def main(argv=None) -> int:
     from dotenv import load_dotenv
     load_dotenv(Path(__file__).resolve().parent.parent / ".env")  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
-    has_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    has_key = (os.environ.get("ANTHROPIC_API_KEY")
+               or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     try:
         if args.offline or not has_key:
             return run_offline_demo(args)
@@ -292,12 +298,14 @@ def explain(e: Exception) -> str:
     """One clear line for the errors a user can fix."""
     import anthropic
     if isinstance(e, anthropic.AuthenticationError):
-        return "the API key was rejected (401). Check ANTHROPIC_API_KEY in your environment or .env."
+        return ("the API key was rejected (401). "
+                "Check ANTHROPIC_API_KEY in your environment or .env.")
     if isinstance(e, anthropic.NotFoundError):
         return f"not found (404): is MODEL_ID right? ({e.message})"
     if isinstance(e, anthropic.APIConnectionError):
         where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
-        return f"cannot reach {where}: {e.__cause__ or e}. Check your network or ANTHROPIC_BASE_URL."
+        return (f"cannot reach {where}: {e.__cause__ or e}. "
+                "Check your network or ANTHROPIC_BASE_URL.")
     if isinstance(e, anthropic.APIStatusError):
         return f"the API answered {e.status_code}: {e.message}"
     return f"{type(e).__name__}: {e}"

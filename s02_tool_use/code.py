@@ -169,11 +169,13 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
             status = f"exit code: {proc.wait(timeout=timeout)}"
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            status = f"timed out after {timeout}s: the command and everything it started were killed"
+            status = (f"timed out after {timeout}s: the command and everything "
+                      "it started were killed")
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
-        stdout, stderr = head_and_tail(out, name="stdout"), head_and_tail(err, name="stderr")
+        stdout, stderr = (head_and_tail(out, name="stdout"),
+                          head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
     if stderr:
         parts.append(f"--- stderr ---\n{stderr}")
@@ -205,7 +207,8 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     f.seek(size - half)
     tail = f.read().decode(errors="replace")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
-            f"{name} is saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
+            f"{name} is saved in {saved}: read it with read_file ...]\n\n"
+            f"{tail}").rstrip("\n")
 
 
 # === s02 · read_file: numbered lines, a window at a time ===
@@ -217,14 +220,14 @@ def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory; use list_files to see inside it.")
     if is_binary(path):
-        raise ToolError(f"{file_path} looks like a binary file ({path.stat().st_size:,} "
-                        "bytes); read_file shows text only.")
+        raise ToolError(f"{file_path} looks like a binary file "
+                        f"({path.stat().st_size:,} bytes); read_file shows text only.")
     offset, limit = max(1, offset), max(1, min(limit, READ_LIMIT))
     rows, chars, number = [], 0, 0
     with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(text_lines(f), start=1):
             if number < offset:
-                continue  # subtle: we stream past earlier lines; a 1 GB file costs no memory
+                continue  # subtle: we stream past these; a 1 GB file costs no memory
             if len(rows) == limit or chars > MAX_READ_CHARS:
                 rows.append(f"[... more lines follow: read on with offset={number}]")
                 break
@@ -245,7 +248,8 @@ def text_lines(f, cap: int = MAX_LINE_CHARS):
                 rest += len(chunk.rstrip("\n"))
                 if chunk.endswith("\n"):
                     break
-            line = f"{line[:cap]} [... line cut, {len(line) - cap + rest:,} more characters]"
+            line = (f"{line[:cap]} [... line cut, "
+                    f"{len(line) - cap + rest:,} more characters]")
         yield line.rstrip("\r\n")
 
 
@@ -311,11 +315,13 @@ def edit_file(file_path: str, old_string: str, new_string: str,
     text = original.replace("\r\n", "\n") if crlf else original
     if not old:
         if text:
-            raise ToolError("old_string is empty but the file is not; give the text to replace.")
+            raise ToolError("old_string is empty but the file is not; "
+                            "give the text to replace.")
         updated = new
     else:
         updated = replace_text(text, old, new, replace_all, file_path)
-    atomic_write(path, (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
+    atomic_write(path,
+                 (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
     return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
 
 
@@ -324,26 +330,31 @@ def read_text_for_edit(path: Path, file_path: str) -> str:
         raise ToolError(f"{file_path} is a directory.")
     data = path.read_bytes()
     if b"\0" in data[:8192]:
-        raise ToolError(f"{file_path} looks like a binary file; edit_file edits text only.")
+        raise ToolError(f"{file_path} looks like a binary file; "
+                        "edit_file edits text only.")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ToolError(f"{file_path} is not valid UTF-8 ({e.reason} at byte {e.start}); "
-                        "refusing to edit it rather than risk corrupting it.")
+        raise ToolError(f"{file_path} is not valid UTF-8 "
+                        f"({e.reason} at byte {e.start}); refusing to edit it rather "
+                        "than risk corrupting it.")
 
 
-def replace_text(text: str, old: str, new: str, replace_all: bool, file_path: str) -> str:
+def replace_text(text: str, old: str, new: str, replace_all: bool,
+                 file_path: str) -> str:
     """Replace the exact matches of `old` (or, failing that, its curly-quote
     variants) in `text`. New text is inserted literally: no regex, no `$1`."""
     haystack, needle = text, old
     if text.count(old) == 0:  # the model often types ' and " where the file has ‘’“”
-        haystack, needle = text.translate(CURLY_TO_STRAIGHT), old.translate(CURLY_TO_STRAIGHT)
+        haystack, needle = (text.translate(CURLY_TO_STRAIGHT),
+                            old.translate(CURLY_TO_STRAIGHT))
     starts = find_all(haystack, needle)
     if not starts:
         raise ToolError(not_found_message(text, old, file_path))
     if len(starts) > 1 and not replace_all:
-        raise ToolError(f"old_string was found {len(starts)} times in {file_path}. Include "
-                        "more surrounding lines to make it unique, or set replace_all.")
+        raise ToolError(f"old_string was found {len(starts)} times in {file_path}. "
+                        "Include more surrounding lines to make it unique, or set "
+                        "replace_all.")
     out, pos = [], 0
     for start in starts:  # folding keeps lengths, so positions hold in the real text
         found = text[start:start + len(old)]
@@ -366,8 +377,8 @@ def keep_quote_style(new: str, old: str, found: str) -> str:
     quotes in the inserted parts if the file used them there."""
     if found == old:
         return new
-    out = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    out, matcher = [], difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             out.append(found[i1:i2])  # what the file really has at these places
         else:  # inserted text: the file's quote style, curly or straight
@@ -395,21 +406,23 @@ def curl_quotes(s: str, double: bool, single: bool) -> str:
 
 
 def not_found_message(text: str, old: str, file_path: str) -> str:
-    message = (f"old_string was not found in {file_path}. It must match the file exactly, "
-               "including whitespace, indentation and line endings; read the file again "
-               "and copy the text.")
+    message = (f"old_string was not found in {file_path}. It must match the file "
+               "exactly, including whitespace, indentation and line endings; read "
+               "the file again and copy the text.")
     first = old.strip().splitlines()[0].strip() if old.strip() else ""
     for number, line in enumerate(text.splitlines(), start=1):
         if first and first in line:
-            return message + f" (Its first line appears at line {number}; check the lines around it.)"
+            return message + (f" (Its first line appears at line {number}; "
+                              "check the lines around it.)")
     return message
 
 
-def numbered_diff(before: str, after: str, context: int = 1, max_lines: int = 40) -> str:
+def numbered_diff(before: str, after: str, context: int = 1,
+                  max_lines: int = 40) -> str:
     """The changed lines with line numbers: `-` old line, `+` new line."""
     a, b = before.splitlines(), after.splitlines()
-    rows = []
-    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context):
+    rows, matcher = [], difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
         if rows:
             rows.append("   ...")
         for op, i1, i2, j1, j2 in group:
@@ -439,11 +452,12 @@ RG = find_rg()
 def ripgrep(args: list, cwd: Path | None = None):
     """Yield ripgrep's output lines as they come: a million of them cost no memory."""
     if RG is None:
-        raise ToolError("ripgrep (rg) is not installed. `pip install -r requirements.txt` "
-                        "installs it; or see https://github.com/BurntSushi/ripgrep.")
+        raise ToolError("ripgrep (rg) is not installed. "
+                        "`pip install -r requirements.txt` installs it; "
+                        "or see https://github.com/BurntSushi/ripgrep.")
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([RG, "--no-require-git", "--color=never", *args], cwd=cwd,
-                                stdout=subprocess.PIPE, stderr=err, text=True,
+        proc = subprocess.Popen([RG, "--no-require-git", "--color=never", *args],
+                                cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True,
                                 errors="replace", stdin=subprocess.DEVNULL)
         try:
             any_line = False
@@ -453,7 +467,7 @@ def ripgrep(args: list, cwd: Path | None = None):
             if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
-                if "No files were searched" not in message:  # nothing to search: no match
+                if "No files were searched" not in message:  # none to search: no match
                     raise ToolError(f"ripgrep failed: {message}")
         finally:
             if proc.poll() is None:
@@ -476,11 +490,13 @@ def list_files(pattern: str, path: str = ".") -> str:
     found = [((base / rel).stat().st_mtime_ns, display(base / rel))
              for rel in ripgrep(["--files", *hidden], cwd=base) if match(rel)]
     if not found:
-        return f"No files match '{pattern}' in {'the workspace' if path == '.' else display(base)}."
+        return (f"No files match '{pattern}' in "
+                f"{'the workspace' if path == '.' else display(base)}.")
     found.sort(reverse=True)  # newest first: what you touched last is likely relevant
     rows = [rel for _, rel in found[:LIST_LIMIT]]
     if len(found) > LIST_LIMIT:
-        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
+        rows.append(f"[... and {len(found) - LIST_LIMIT} more; "
+                    "narrow the pattern or path]")
     return "\n".join(rows)
 
 
@@ -495,16 +511,19 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
     args = ["--line-number", "--with-filename", "--null", "--no-heading", "--sort=path",
             "--max-columns=300", "--max-columns-preview", "-e", pattern,
-            *(["--glob", include] if include else []), *(["--", rel] if rel != "." else [])]
+            *(["--glob", include] if include else []),
+            *(["--", rel] if rel != "." else [])]
     shown, total = [], 0
     for line in ripgrep(args):  # subtle: count every match, but keep only the first few
         total += 1
         if total <= GREP_LIMIT:
             shown.append(line.replace("\0", ":", 1))
     if not total:
-        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
+        return (f"No matches for {pattern!r} in "
+                f"{'the workspace' if rel == '.' else rel}.")
     if total > GREP_LIMIT:
-        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
+        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; "
+                     "narrow the search]")
     return "\n".join(shown)
 
 
@@ -530,7 +549,8 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
     page = html_to_text(page) if kind == "text/html" else page
     max_length = max(1, min(max_length, MAX_RESULT_CHARS))
     if len(page) > max_length:
-        page = page[:max_length] + f"\n[... cut at {max_length:,} of {len(page):,} characters]"
+        page = (page[:max_length]
+                + f"\n[... cut at {max_length:,} of {len(page):,} characters]")
     return page
 
 
@@ -578,7 +598,8 @@ FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
 def register(handler, description: str, fields: dict, required: tuple = ()) -> None:
     """Declare a tool: `fields` maps each input field to (type, description); the
     type is str, int or bool, or a JSON schema of its own."""
-    properties = {name: {**(kind if isinstance(kind, dict) else {"type": FIELD_TYPES[kind]}),
+    properties = {name: {**(kind if isinstance(kind, dict)
+                            else {"type": FIELD_TYPES[kind]}),
                          "description": text} for name, (kind, text) in fields.items()}
     tool = {"name": handler.__name__, "description": description,
             "input_schema": {"type": "object", "properties": properties,
@@ -601,9 +622,9 @@ register(write_file, "Create or overwrite a file with `content` (atomically). Pr
          "edit_file to change part of an existing file.",
          {"file_path": PATH, "content": (str, "The whole new content.")},
          ["file_path", "content"])
-register(edit_file, "Replace `old_string` with `new_string` in a file. `old_string` must "
-         "match exactly once (include surrounding lines to make it unique) unless "
-         "`replace_all` is true. An empty `old_string` creates a new file.",
+register(edit_file, "Replace `old_string` with `new_string` in a file. `old_string` "
+         "must match exactly once (include surrounding lines to make it unique) "
+         "unless `replace_all` is true. An empty `old_string` creates a new file.",
          {"file_path": PATH, "old_string": (str, "The exact text to replace."),
           "new_string": (str, "The text to put in its place."),
           "replace_all": (bool, "Replace every match, not just one.")},
@@ -618,9 +639,10 @@ register(grep_search, "Search file contents with a regular expression; returns "
           "path": (str, "A file or folder to search (default: the workspace)."),
           "include": (str, "Only files whose names match this glob, e.g. '*.py'.")},
          ["pattern"])
-register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into readable "
-         "text).", {"url": (str, "The http(s) URL to fetch."),
-                    "max_length": (int, "The most characters to return.")}, ["url"])
+register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into "
+         "readable text).",
+         {"url": (str, "The http(s) URL to fetch."),
+          "max_length": (int, "The most characters to return.")}, ["url"])
 
 
 # === s02 · dispatch: look up, validate, run, shape ===
@@ -633,8 +655,7 @@ def validate_input(schema: dict, args) -> str | None:
     if not isinstance(args, dict):
         return "the input must be a JSON object"
     properties = schema.get("properties", {})
-    missing = [name for name in schema.get("required", []) if name not in args]
-    if missing:
+    if missing := [name for name in schema.get("required", []) if name not in args]:
         return f"missing required field(s): {', '.join(missing)}"
     for name, value in args.items():
         if name not in properties:
@@ -643,7 +664,8 @@ def validate_input(schema: dict, args) -> str | None:
         # subtle: in Python True is an int; JSON does not agree.
         if want in JSON_TYPES and (not isinstance(value, JSON_TYPES[want]) or
                                    (isinstance(value, bool) and want != "boolean")):
-            return f"field '{name}' must be of type {want}, not {type(value).__name__} {value!r:.40}"
+            return (f"field '{name}' must be of type {want}, "
+                    f"not {type(value).__name__} {value!r:.40}")
     return None
 
 
@@ -651,9 +673,9 @@ def execute_tool(block) -> tuple[str, bool]:
     """Run one tool_use block. Returns (output, is_error); never raises."""
     handler = TOOL_HANDLERS.get(block.name)
     if handler is None:
-        return f"Error: unknown tool '{block.name}'. Available: {', '.join(TOOL_HANDLERS)}.", True
-    problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input)
-    if problem:
+        return (f"Error: unknown tool '{block.name}'. "
+                f"Available: {', '.join(TOOL_HANDLERS)}."), True
+    if problem := validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input):
         return f"Error: invalid input for {block.name}: {problem}.", True
     try:
         output, is_error = handler(**block.input), False
@@ -676,7 +698,8 @@ def show_call(block) -> None:
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
     rows = output.splitlines() or [""]
-    preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"] if len(rows) > lines else [])
+    preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
+                              if len(rows) > lines else [])
     mark = "! " if is_error else "  "
     for row in preview:
         row = mark + (row if len(row) <= 160 else row[:157] + "...")
@@ -714,7 +737,8 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
             results.append({"type": "tool_result", "tool_use_id": block.id,
                             "content": output, "is_error": is_error})
         messages.append({"role": "user", "content": results})
-    return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
+    return (f"[stopped: the task used {max_turns} model turns; "
+            "raise --max-turns to allow more]")
 
 
 # === s01 · the command line: a REPL, one task, or the offline demo ===
@@ -779,7 +803,8 @@ def main(argv=None) -> int:
     from dotenv import load_dotenv
     load_dotenv(Path(__file__).resolve().parent.parent / ".env")  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
-    has_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    has_key = (os.environ.get("ANTHROPIC_API_KEY")
+               or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     try:
         if args.offline or not has_key:
             return run_offline_demo(args)
@@ -800,12 +825,14 @@ def explain(e: Exception) -> str:
     """One clear line for the errors a user can fix."""
     import anthropic
     if isinstance(e, anthropic.AuthenticationError):
-        return "the API key was rejected (401). Check ANTHROPIC_API_KEY in your environment or .env."
+        return ("the API key was rejected (401). "
+                "Check ANTHROPIC_API_KEY in your environment or .env.")
     if isinstance(e, anthropic.NotFoundError):
         return f"not found (404): is MODEL_ID right? ({e.message})"
     if isinstance(e, anthropic.APIConnectionError):
         where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
-        return f"cannot reach {where}: {e.__cause__ or e}. Check your network or ANTHROPIC_BASE_URL."
+        return (f"cannot reach {where}: {e.__cause__ or e}. "
+                "Check your network or ANTHROPIC_BASE_URL.")
     if isinstance(e, anthropic.APIStatusError):
         return f"the API answered {e.status_code}: {e.message}"
     return f"{type(e).__name__}: {e}"

@@ -59,8 +59,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pathspec
-import yaml
 import tree_sitter_bash
+import yaml
 from tree_sitter import Language, Parser
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -96,10 +96,10 @@ FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
 def new_session() -> dict:
     """What one run of the agent remembers. reset_session() starts it over."""
     return {
-        "mode": None,        # --permission-mode; None: the settings' defaultMode, or "default"
+        "mode": None,        # --permission-mode; None: defaultMode, else "default"
         "approved": set(),   # {(tool, command | path | host)}: answered "always"
         "granted": set(),    # {Path}: outside paths the user let a call reach
-        "read": {},          # {Path: (mtime_ns, sha256)}: files as we last read or wrote them
+        "read": {},          # {Path: (mtime_ns, sha256)}: as we last read or wrote it
         "session_id": uuid.uuid4().hex,  # s04: sent to every hook
         "stop": None,        # s04: a hook's stopReason, once one said "continue": false
         "loaded": [],        # s05: deferred tools loaded, in the order loaded
@@ -231,11 +231,13 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
             status = f"exit code: {proc.wait(timeout=timeout)}"
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            status = f"timed out after {timeout}s: the command and everything it started were killed"
+            status = (f"timed out after {timeout}s: the command and everything "
+                      "it started were killed")
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
-        stdout, stderr = head_and_tail(out, name="stdout"), head_and_tail(err, name="stderr")
+        stdout, stderr = (head_and_tail(out, name="stdout"),
+                          head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
     if stderr:
         parts.append(f"--- stderr ---\n{stderr}")
@@ -267,7 +269,8 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     f.seek(size - half)
     tail = f.read().decode(errors="replace")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
-            f"{name} is saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
+            f"{name} is saved in {saved}: read it with read_file ...]\n\n"
+            f"{tail}").rstrip("\n")
 
 
 # === s02 · read_file: numbered lines, a window at a time ===
@@ -279,14 +282,14 @@ def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory; use list_files to see inside it.")
     if is_binary(path):
-        raise ToolError(f"{file_path} looks like a binary file ({path.stat().st_size:,} "
-                        "bytes); read_file shows text only.")
+        raise ToolError(f"{file_path} looks like a binary file "
+                        f"({path.stat().st_size:,} bytes); read_file shows text only.")
     offset, limit = max(1, offset), max(1, min(limit, READ_LIMIT))
     rows, chars, number = [], 0, 0
     with path.open(encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(text_lines(f), start=1):
             if number < offset:
-                continue  # subtle: we stream past earlier lines; a 1 GB file costs no memory
+                continue  # subtle: we stream past these; a 1 GB file costs no memory
             if len(rows) == limit or chars > MAX_READ_CHARS:
                 rows.append(f"[... more lines follow: read on with offset={number}]")
                 break
@@ -307,7 +310,8 @@ def text_lines(f, cap: int = MAX_LINE_CHARS):
                 rest += len(chunk.rstrip("\n"))
                 if chunk.endswith("\n"):
                     break
-            line = f"{line[:cap]} [... line cut, {len(line) - cap + rest:,} more characters]"
+            line = (f"{line[:cap]} [... line cut, "
+                    f"{len(line) - cap + rest:,} more characters]")
         yield line.rstrip("\r\n")
 
 
@@ -373,11 +377,13 @@ def edit_file(file_path: str, old_string: str, new_string: str,
     text = original.replace("\r\n", "\n") if crlf else original
     if not old:
         if text:
-            raise ToolError("old_string is empty but the file is not; give the text to replace.")
+            raise ToolError("old_string is empty but the file is not; "
+                            "give the text to replace.")
         updated = new
     else:
         updated = replace_text(text, old, new, replace_all, file_path)
-    atomic_write(path, (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
+    atomic_write(path,
+                 (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
     return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
 
 
@@ -386,26 +392,31 @@ def read_text_for_edit(path: Path, file_path: str) -> str:
         raise ToolError(f"{file_path} is a directory.")
     data = path.read_bytes()
     if b"\0" in data[:8192]:
-        raise ToolError(f"{file_path} looks like a binary file; edit_file edits text only.")
+        raise ToolError(f"{file_path} looks like a binary file; "
+                        "edit_file edits text only.")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ToolError(f"{file_path} is not valid UTF-8 ({e.reason} at byte {e.start}); "
-                        "refusing to edit it rather than risk corrupting it.")
+        raise ToolError(f"{file_path} is not valid UTF-8 "
+                        f"({e.reason} at byte {e.start}); refusing to edit it rather "
+                        "than risk corrupting it.")
 
 
-def replace_text(text: str, old: str, new: str, replace_all: bool, file_path: str) -> str:
+def replace_text(text: str, old: str, new: str, replace_all: bool,
+                 file_path: str) -> str:
     """Replace the exact matches of `old` (or, failing that, its curly-quote
     variants) in `text`. New text is inserted literally: no regex, no `$1`."""
     haystack, needle = text, old
     if text.count(old) == 0:  # the model often types ' and " where the file has ‘’“”
-        haystack, needle = text.translate(CURLY_TO_STRAIGHT), old.translate(CURLY_TO_STRAIGHT)
+        haystack, needle = (text.translate(CURLY_TO_STRAIGHT),
+                            old.translate(CURLY_TO_STRAIGHT))
     starts = find_all(haystack, needle)
     if not starts:
         raise ToolError(not_found_message(text, old, file_path))
     if len(starts) > 1 and not replace_all:
-        raise ToolError(f"old_string was found {len(starts)} times in {file_path}. Include "
-                        "more surrounding lines to make it unique, or set replace_all.")
+        raise ToolError(f"old_string was found {len(starts)} times in {file_path}. "
+                        "Include more surrounding lines to make it unique, or set "
+                        "replace_all.")
     out, pos = [], 0
     for start in starts:  # folding keeps lengths, so positions hold in the real text
         found = text[start:start + len(old)]
@@ -428,8 +439,8 @@ def keep_quote_style(new: str, old: str, found: str) -> str:
     quotes in the inserted parts if the file used them there."""
     if found == old:
         return new
-    out = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+    out, matcher = [], difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             out.append(found[i1:i2])  # what the file really has at these places
         else:  # inserted text: the file's quote style, curly or straight
@@ -457,21 +468,23 @@ def curl_quotes(s: str, double: bool, single: bool) -> str:
 
 
 def not_found_message(text: str, old: str, file_path: str) -> str:
-    message = (f"old_string was not found in {file_path}. It must match the file exactly, "
-               "including whitespace, indentation and line endings; read the file again "
-               "and copy the text.")
+    message = (f"old_string was not found in {file_path}. It must match the file "
+               "exactly, including whitespace, indentation and line endings; read "
+               "the file again and copy the text.")
     first = old.strip().splitlines()[0].strip() if old.strip() else ""
     for number, line in enumerate(text.splitlines(), start=1):
         if first and first in line:
-            return message + f" (Its first line appears at line {number}; check the lines around it.)"
+            return message + (f" (Its first line appears at line {number}; "
+                              "check the lines around it.)")
     return message
 
 
-def numbered_diff(before: str, after: str, context: int = 1, max_lines: int = 40) -> str:
+def numbered_diff(before: str, after: str, context: int = 1,
+                  max_lines: int = 40) -> str:
     """The changed lines with line numbers: `-` old line, `+` new line."""
     a, b = before.splitlines(), after.splitlines()
-    rows = []
-    for group in difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context):
+    rows, matcher = [], difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for group in matcher.get_grouped_opcodes(context):
         if rows:
             rows.append("   ...")
         for op, i1, i2, j1, j2 in group:
@@ -501,11 +514,12 @@ RG = find_rg()
 def ripgrep(args: list, cwd: Path | None = None):
     """Yield ripgrep's output lines as they come: a million of them cost no memory."""
     if RG is None:
-        raise ToolError("ripgrep (rg) is not installed. `pip install -r requirements.txt` "
-                        "installs it; or see https://github.com/BurntSushi/ripgrep.")
+        raise ToolError("ripgrep (rg) is not installed. "
+                        "`pip install -r requirements.txt` installs it; "
+                        "or see https://github.com/BurntSushi/ripgrep.")
     with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen([RG, "--no-require-git", "--color=never", *args], cwd=cwd,
-                                stdout=subprocess.PIPE, stderr=err, text=True,
+        proc = subprocess.Popen([RG, "--no-require-git", "--color=never", *args],
+                                cwd=cwd, stdout=subprocess.PIPE, stderr=err, text=True,
                                 errors="replace", stdin=subprocess.DEVNULL)
         try:
             any_line = False
@@ -515,7 +529,7 @@ def ripgrep(args: list, cwd: Path | None = None):
             if proc.wait(timeout=60) == 2 and not any_line:  # 1 means "no match"
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
-                if "No files were searched" not in message:  # nothing to search: no match
+                if "No files were searched" not in message:  # none to search: no match
                     raise ToolError(f"ripgrep failed: {message}")
         finally:
             if proc.poll() is None:
@@ -540,11 +554,13 @@ def list_files(pattern: str, path: str = ".") -> str:
              for rel in ripgrep(["--files", *hidden], cwd=base) if match(rel)
              and not (denied and read_denied(denied, display(base / rel)))]
     if not found:
-        return f"No files match '{pattern}' in {'the workspace' if path == '.' else display(base)}."
+        return (f"No files match '{pattern}' in "
+                f"{'the workspace' if path == '.' else display(base)}.")
     found.sort(reverse=True)  # newest first: what you touched last is likely relevant
     rows = [rel for _, rel in found[:LIST_LIMIT]]
     if len(found) > LIST_LIMIT:
-        rows.append(f"[... and {len(found) - LIST_LIMIT} more; narrow the pattern or path]")
+        rows.append(f"[... and {len(found) - LIST_LIMIT} more; "
+                    "narrow the pattern or path]")
     return "\n".join(rows)
 
 
@@ -559,7 +575,8 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
     args = ["--line-number", "--with-filename", "--null", "--no-heading", "--sort=path",
             "--max-columns=300", "--max-columns-preview", "-e", pattern,
-            *(["--glob", include] if include else []), *(["--", rel] if rel != "." else [])]
+            *(["--glob", include] if include else []),
+            *(["--", rel] if rel != "." else [])]
     shown, total, denied = [], 0, read_deny_patterns()
     for line in ripgrep(args):  # subtle: count every match, but keep only the first few
         if denied and read_denied(denied, line.split("\0")[0]):
@@ -568,9 +585,11 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
         if total <= GREP_LIMIT:
             shown.append(line.replace("\0", ":", 1))
     if not total:
-        return f"No matches for {pattern!r} in {'the workspace' if rel == '.' else rel}."
+        return (f"No matches for {pattern!r} in "
+                f"{'the workspace' if rel == '.' else rel}.")
     if total > GREP_LIMIT:
-        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; narrow the search]")
+        shown.append(f"[... and {total - GREP_LIMIT} more matching lines; "
+                     "narrow the search]")
     return "\n".join(shown)
 
 
@@ -596,7 +615,8 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
     page = html_to_text(page) if kind == "text/html" else page
     max_length = max(1, min(max_length, MAX_RESULT_CHARS))
     if len(page) > max_length:
-        page = page[:max_length] + f"\n[... cut at {max_length:,} of {len(page):,} characters]"
+        page = (page[:max_length]
+                + f"\n[... cut at {max_length:,} of {len(page):,} characters]")
     return page
 
 
@@ -639,15 +659,17 @@ def html_to_text(html: str) -> str:
 TOOLS: list = []          # the schemas sent to the API, in the order registered
 TOOL_HANDLERS: dict = {}  # tool name -> function; the input's fields are its arguments
 TOOL_BY_NAME: dict = {}   # tool name -> its schema, as in TOOLS
-TOOL_META: dict = {}      # tool name -> {"names": Claude Code's, "is_read_only": f(input), ...}
+TOOL_META: dict = {}      # tool name -> {"names": Claude Code's, "is_read_only": ...}
 FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
 
 
-def register(handler, description: str, fields: dict, required: tuple = (), **meta) -> None:
+def register(handler, description: str, fields: dict, required: tuple = (),
+             **meta) -> None:
     """Declare a tool: `fields` maps each input field to (type, description), the type
     str, int or bool, or a JSON schema of its own; `meta` is its safety metadata (see
     SAFE_DEFAULTS for what a tool may leave out)."""
-    properties = {name: {**(kind if isinstance(kind, dict) else {"type": FIELD_TYPES[kind]}),
+    properties = {name: {**(kind if isinstance(kind, dict)
+                            else {"type": FIELD_TYPES[kind]}),
                          "description": text} for name, (kind, text) in fields.items()}
     tool = {"name": handler.__name__, "description": description,
             "input_schema": {"type": "object", "properties": properties,
@@ -671,14 +693,15 @@ register(run_shell, "Run a shell command in the workspace; returns stdout, stder
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
          {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
-          "limit": (int, "How many lines to read.")}, ["file_path"], names=("Read",), **READS)
+          "limit": (int, "How many lines to read.")}, ["file_path"],
+         names=("Read",), **READS)
 register(write_file, "Create or overwrite a file with `content` (atomically). Prefer "
          "edit_file to change part of an existing file.",
          {"file_path": PATH, "content": (str, "The whole new content.")},
          ["file_path", "content"], names=("Write", "Edit"), **EDITS)
-register(edit_file, "Replace `old_string` with `new_string` in a file. `old_string` must "
-         "match exactly once (include surrounding lines to make it unique) unless "
-         "`replace_all` is true. An empty `old_string` creates a new file.",
+register(edit_file, "Replace `old_string` with `new_string` in a file. `old_string` "
+         "must match exactly once (include surrounding lines to make it unique) "
+         "unless `replace_all` is true. An empty `old_string` creates a new file.",
          {"file_path": PATH, "old_string": (str, "The exact text to replace."),
           "new_string": (str, "The text to put in its place."),
           "replace_all": (bool, "Replace every match, not just one.")},
@@ -694,9 +717,10 @@ register(grep_search, "Search file contents with a regular expression; returns "
           "path": (str, "A file or folder to search (default: the workspace)."),
           "include": (str, "Only files whose names match this glob, e.g. '*.py'.")},
          ["pattern"], names=("Grep", "Read"), **READS)
-register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into readable "
-         "text).", {"url": (str, "The http(s) URL to fetch."),
-                    "max_length": (int, "The most characters to return.")}, ["url"],
+register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into "
+         "readable text).",
+         {"url": (str, "The http(s) URL to fetch."),
+          "max_length": (int, "The most characters to return.")}, ["url"],
          names=("WebFetch",), **READS)
 
 
@@ -710,8 +734,7 @@ def validate_input(schema: dict, args) -> str | None:
     if not isinstance(args, dict):
         return "the input must be a JSON object"
     properties = schema.get("properties", {})
-    missing = [name for name in schema.get("required", []) if name not in args]
-    if missing:
+    if missing := [name for name in schema.get("required", []) if name not in args]:
         return f"missing required field(s): {', '.join(missing)}"
     for name, value in args.items():
         if name not in properties:
@@ -720,7 +743,8 @@ def validate_input(schema: dict, args) -> str | None:
         # subtle: in Python True is an int; JSON does not agree.
         if want in JSON_TYPES and (not isinstance(value, JSON_TYPES[want]) or
                                    (isinstance(value, bool) and want != "boolean")):
-            return f"field '{name}' must be of type {want}, not {type(value).__name__} {value!r:.40}"
+            return (f"field '{name}' must be of type {want}, "
+                    f"not {type(value).__name__} {value!r:.40}")
     return None
 
 
@@ -754,7 +778,7 @@ KNOWN_NODES = READ_ONLY_NODES | set(
     "c_style_for_statement while_statement case_statement case_item "
     "function_definition ternary_expression postfix_expression".split())
 COMMAND_NODES = {"command", "declaration_command", "unset_command", "test_command"}
-TEXT = {"word", "string_content", "heredoc_body", "heredoc_content"}  # `...` left as text
+TEXT = {"word", "string_content", "heredoc_body", "heredoc_content"}  # `...` stays text
 EVALUATES = {"let", "declare", "typeset", "local", "export", "readonly", "read",
              "mapfile", "readarray", "printf", "unset", "-v", "-R", "-eq", "-ne", "-lt",
              "-le", "-gt", "-ge"}  # bash evaluates their words' array subscripts
@@ -804,24 +828,26 @@ def parse_command(command: str, depth: int = 0) -> Script:
         if node.type in COMMAND_NODES:
             by_id[node.id] = build_command(node)
             script.commands.append(by_id[node.id])
-        elif node.type == "redirected_statement" and tail(node).type not in COMMAND_NODES:
-            groups.append(Command([], [r[:2] for c in node.children if (r := redirect(c))]))
+        elif (node.type == "redirected_statement"
+              and tail(node).type not in COMMAND_NODES):
+            groups.append(Command([], [r[:2] for c in node.children
+                                       if (r := redirect(c))]))
         elif node.type == "heredoc_redirect":
             check_heredoc(node, tree.root_node.text)
         elif node.type == "pipeline":
             script.pipelines.append([c.children[0] if c.type == "redirected_statement"
                                      else c for c in node.named_children])
-        if node.type in ("raw_string", "ansi_c_string") and re.search(rb"\$\(|`", node.text) \
-                or node.type == "string_content" and re.search(rb"\\(\$\(|`)", node.text):
-            hidden = True  # '$(x)' is text, until bash evaluates it as code
-        arithmetic |= node.type in ("arithmetic_expansion", "c_style_for_statement", "((")
+        hidden |= hides_substitution(node)
+        arithmetic |= node.type in ("arithmetic_expansion", "c_style_for_statement",
+                                    "((")
         if node.child_count == 0 and node.type in TEXT and re.search(
                 rb"`|(?<!\\)\$\(", node.text) and not quoted_heredoc(node):
             raise Unanalysable("bash would run a substitution the parser read as text")
     script.commands += groups  # `{ ...; } > file`: the group's redirections
-    script.pipelines = [[by_id[n.id] for n in p if n.id in by_id] for p in script.pipelines]
-    if hidden and (arithmetic or any(({program(c)} | {w.text for w in c.words}) & EVALUATES
-                                     for c in script.commands)):
+    script.pipelines = [[by_id[n.id] for n in p if n.id in by_id]
+                        for p in script.pipelines]
+    if hidden and (arithmetic or any(({program(c)} | {w.text for w in c.words})
+                                     & EVALUATES for c in script.commands)):
         raise Unanalysable("bash may evaluate a $( ) that is quoted here as text")
     return script
 
@@ -854,6 +880,14 @@ def join_lines(src: bytes) -> bytes:
     raise Unanalysable("its continued lines could not be joined")
 
 
+def hides_substitution(node) -> bool:
+    """Is `node` quoted text that holds a $( ) or `...`? '$(x)' is text, until bash
+    evaluates it as code."""
+    if node.type in ("raw_string", "ansi_c_string"):
+        return bool(re.search(rb"\$\(|`", node.text))
+    return node.type == "string_content" and bool(re.search(rb"\\(\$\(|`)", node.text))
+
+
 def quoted_heredoc(node) -> bool:
     """Is `node` in the body of <<'EOF', <<"EOF" or <<\\EOF, which bash keeps as
     written (no substitution runs in it)?"""
@@ -870,7 +904,8 @@ def check_heredoc(node, src: bytes) -> None:
     start, end = kids.get("heredoc_start"), kids.get("heredoc_end")
     if start is None or end is None:
         raise Unanalysable("its here-document has no end")
-    delimiter, tabs = re.sub(rb"['\"\\]", b"", start.text), b"\t" if "<<-" in kids else b""
+    delimiter, tabs = (re.sub(rb"['\"\\]", b"", start.text),
+                       b"\t" if "<<-" in kids else b"")
     first = kids.get("heredoc_body", end).start_byte
     lines = src[src.rfind(b"\n", 0, first) + 1:end.start_byte].split(b"\n")
     if (end.text != delimiter or lines[-1].strip(tabs) or src[end.end_byte:][:1] not in
@@ -895,8 +930,9 @@ def build_command(node) -> Command:
     # A redirection after `a && b` or `a | b` is b's, though tree-sitter hangs it on
     # the whole list: climb while this command ends the list, and collect them.
     while parent.parent.type in ("list", "pipeline", "redirected_statement") and (
-            parent.parent.named_children[0 if parent.parent.type == "redirected_statement"
-                                         else -1].id == parent.id):
+            parent.parent.named_children[
+                0 if parent.parent.type == "redirected_statement" else -1].id
+            == parent.id):
         parent = parent.parent
         for r in map(redirect, parent.children if parent.type == "redirected_statement"
                      else ()):
@@ -978,8 +1014,9 @@ def pieces(node) -> list:
     if node.type == "ansi_c_string":
         return [(ansi_c(text[2:-1]), "quoted")]
     if node.type in ("string", "translated_string"):
-        return [(re.sub(r'\\([$`"\\])', r"\1", c.text.decode(errors="replace")), "quoted")
-                if c.type == "string_content" else (c.text.decode(), "expansion")
+        return [(re.sub(r'\\([$`"\\])', r"\1", c.text.decode(errors="replace")),
+                 "quoted") if c.type == "string_content"
+                else (c.text.decode(), "expansion")
                 for c in node.named_children] or [("", "quoted")]
     if node.type in ("concatenation", "variable_assignment", "command_name"):
         return [p for c in node.children for p in pieces(c)]
@@ -992,7 +1029,7 @@ def pieces(node) -> list:
 
 
 def expand_braces(word: str) -> list:
-    """`a{b,c}d` -> [abd, acd]; `{1..3}` -> [1, 2, 3]; `{x}` and `{}` stay as written."""
+    """`a{b,c}d` -> [abd, acd]; `{1..3}` -> [1, 2, 3]; `{x}`, `{}` stay as written."""
     m = re.search(r"\{([^{}]*)\}", word)
     if m is None:
         return [word]
@@ -1000,15 +1037,18 @@ def expand_braces(word: str) -> list:
     if "," in m[1]:
         items = m[1].split(",")
     elif seq and seq[1].isalpha() == seq[2].isalpha():
-        a, b = (ord(seq[1]), ord(seq[2])) if seq[1].isalpha() else (int(seq[1]), int(seq[2]))
+        a, b = ((ord(seq[1]), ord(seq[2])) if seq[1].isalpha()
+                else (int(seq[1]), int(seq[2])))
         if abs(b - a) > MAX_WORDS:
             raise Unanalysable("its braces expand into too many words")
         items = [chr(v) if seq[1].isalpha() else str(v)
                  for v in range(a, b + (1 if b >= a else -1), 1 if b >= a else -1)]
     else:  # not an expansion: hide these braces and look further on
-        return [w.replace("\U000FFFFE", "{").replace("\U000FFFFF", "}") for w in expand_braces(
-            word[:m.start()] + "\U000FFFFE" + m[1] + "\U000FFFFF" + word[m.end():])]
-    words = [w for item in items for w in expand_braces(word[:m.start()] + item + word[m.end():])]
+        return [w.replace("\U000FFFFE", "{").replace("\U000FFFFF", "}")
+                for w in expand_braces(word[:m.start()] + "\U000FFFFE" + m[1]
+                                       + "\U000FFFFF" + word[m.end():])]
+    words = [w for item in items
+             for w in expand_braces(word[:m.start()] + item + word[m.end():])]
     if len(words) > MAX_WORDS:
         raise Unanalysable("its braces expand into too many words")
     return words
@@ -1042,7 +1082,8 @@ WRAPPERS = {  # program -> its options that take a value; then the command it ru
     "xargs": "-I -n -P -d -L -s -E -a", "stdbuf": "-i -o -e", "exec": "-a",
     "strace": "-o -e -p", "flock": "-w -E", "nohup": "", "time": "", "command": "",
     "builtin": "", "setsid": "", "busybox": "", "unbuffer": "", "chroot": "",
-    "nsenter": "-t", "fakeroot": "", "torsocks": "", "caffeinate": "-t -w", "coproc": ""}
+    "nsenter": "-t", "fakeroot": "", "torsocks": "", "caffeinate": "-t -w",
+    "coproc": ""}
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox"}
 
 
@@ -1067,14 +1108,15 @@ def inner_runs(cmd: Command, depth: int) -> list:
         return [inner] + inner_runs(inner, depth) if rest else []
     for i, text in enumerate(texts if prog == "find" else ()):
         if text in ("-exec", "-execdir", "-ok", "-okdir"):
-            end = next((j for j in range(i, len(texts)) if texts[j] in (";", "+")), None)
+            end = next((j for j in range(i, len(texts)) if texts[j] in (";", "+")),
+                       None)
             inner = Command(words[i + 1:end], [], function=cmd.function)
             return [inner] + inner_runs(inner, depth)
     if prog in SHELLS and "-c" in texts[1:-1]:
         return code_runs(words[texts.index("-c") + 1:][:1], cmd, depth)
     if prog in ("eval", "watch", "parallel"):  # they join their words into code
-        return code_runs([w for w in words[1:] if w.text[:1] != "-" and w.text != ":::"],
-                         cmd, depth)
+        return code_runs([w for w in words[1:]
+                          if w.text[:1] != "-" and w.text != ":::"], cmd, depth)
     return []
 
 
@@ -1084,7 +1126,8 @@ def code_runs(words: list, cmd: Command, depth: int) -> list:
         return [Command([], [], function=cmd.function,
                         opaque="it runs code that is only known at run time")]
     try:
-        return all_runs(parse_command(" ".join(w.text for w in words), depth + 1), depth + 1)
+        return all_runs(parse_command(" ".join(w.text for w in words), depth + 1),
+                        depth + 1)
     except Unanalysable as e:
         return [Command([], [], opaque=f"it runs code that cannot be analysed ({e})")]
 
@@ -1166,8 +1209,10 @@ READ_ONLY = {
             "--exclude= --label= --strip-trailing-cr --text",  # no -r: follows links
     "tr": "text: -cCdst --complement --delete --squeeze-repeats",
     "nl": "-p -b= -d= -f= -h= -i= -l= -n= -s= -v= -w=",
-    "paste": "-sz -d= --delimiters= --serial", "column": "-entx -c= -s= -o= -N= --table",
-    "fold": "-bs -w= --width= --bytes --spaces", "rev": "", "tac": "-br -s= --separator=",
+    "paste": "-sz -d= --delimiters= --serial",
+    "column": "-entx -c= -s= -o= -N= --table",
+    "fold": "-bs -w= --width= --bytes --spaces", "rev": "",
+    "tac": "-br -s= --separator=",
     "expand": "-ai -t= --tabs= --initial", "unexpand": "-ai -t= --tabs= --all",
     "comm": "-123iz --check-order --nocheck-order --output-delimiter= --total",
     "cmp": "-blsv -i= -n= --print-bytes --verbose --quiet --silent --bytes=",
@@ -1182,7 +1227,8 @@ READ_ONLY = {
     "jq": "pattern: -acCejMnrRsS -L@ -f@ --arg== --argjson== --slurpfile=@ --rawfile=@ "
           "--raw-output --compact-output --slurp --null-input --exit-status --tab "
           "--sort-keys --indent= --join-output --raw-input --ascii-output",
-    "basename": "text: -az -s= --multiple --suffix= --zero", "dirname": "text: -z --zero",
+    "basename": "text: -az -s= --multiple --suffix= --zero",
+    "dirname": "text: -z --zero",
     "echo": "text: -neE", "printf": "text:",  # no printf -v: it sets a variable
     "seq": "text: -w -s= -f= --separator= --format= --equal-width", "expr": "text:",
     "sleep": "text:", "true": "text:", "false": "text:", ":": "text:",
@@ -1203,8 +1249,9 @@ READ_ONLY = {
 }
 READ_ONLY["egrep"] = READ_ONLY["fgrep"] = READ_ONLY["grep"]
 RECURSIVE = {  # programs that read whole directory trees: always (""), or with these
-    "grep": {"-r", "-d", "--recursive"}, "egrep": {"-r", "--recursive"}, "fgrep": {"-r"},
-    "ls": {"-R", "--recursive"}, "rg": "", "find": "", "tree": "", "du": "", "git": ""}
+    "grep": {"-r", "-d", "--recursive"}, "egrep": {"-r", "--recursive"},
+    "fgrep": {"-r"}, "ls": {"-R", "--recursive"}, "rg": "", "find": "", "tree": "",
+    "du": "", "git": ""}
 GIVES_PATTERN = {"-e", "-f", "--regexp", "--file", "--files", "--type-list"}
 GIT_LOG = ("-# -p -u -n= -S= -G= -L= --oneline --graph --stat? --shortstat --numstat "
            "--name-only --name-status --patch --no-patch --decorate? --abbrev-commit "
@@ -1245,8 +1292,8 @@ GIT_READ_ONLY = {  # subcommand -> its read-only options; operands: revisions, p
 SED = ("-nErsuz -e= --expression= --quiet --silent --regexp-extended --posix "
        "--debug --sandbox --null-data --separate")   # no -i (writes), -f (a script)
 SED_ADDRESS = r"(\d+(~\d+)?|\$|/([^/\\\n]|\\.)*/I?)"
-SED_STEP = (rf"\s*({SED_ADDRESS}(\s*,\s*({SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([pdqQ=lnNPDg"
-            r"GhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*|y/([^/\\\n]|\\.)*/"
+SED_STEP = (rf"\s*({SED_ADDRESS}(\s*,\s*({SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([pdqQ=lnNPD"
+            r"gGhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*|y/([^/\\\n]|\\.)*/"
             r"([^/\\\n]|\\.)*/)\s*")
 SED_SCRIPT = re.compile(rf"{SED_STEP}([;\n]{SED_STEP})*;?\s*")  # no w, W, e, r, R
 
@@ -1303,7 +1350,8 @@ def command_effects(cmd: Command, cwd: Path, effects: ShellEffects) -> str | Non
     if not all(w.static for w in cmd.words) or cmd.words and cmd.words[0].glob:
         return "a word of it is only known at run time"
     if not cmd.words or cmd.words[0].text not in READ_ONLY:
-        return f"{cmd.words[0].text} is not a program known to only read" if cmd.words else None
+        return (f"{cmd.words[0].text} is not a program known to only read"
+                if cmd.words else None)
     prog, args = cmd.words[0].text, expand_globs(cmd.words[1:], cwd)
     problem, paths, recursive = SPECIAL.get(prog, program_effects)(prog, args)
     for path in paths if problem is None else ():
@@ -1345,11 +1393,13 @@ def is_write(op: str, target: Word | None) -> bool:
 
 @functools.cache
 def options_of(spec: str, bundles: bool = True) -> tuple[str, dict]:
-    """"pattern: -nr -e= --file@" -> ("pattern", {"-n": "", "-r": "", "-e": "=", ...})."""
+    """"pattern: -nr -e= --file@" ->
+    ("pattern", {"-n": "", "-r": "", "-e": "=", ...})."""
     kind, _, spec = spec.rpartition(":") if re.match(r"\w+:", spec) else ("", "", spec)
     table = {}
     for token in spec.split():
-        name, wants = re.fullmatch(r"(-#|[!(),<>=~&|[\]]+|--?[^=@?]+)([=@?]*)", token).groups()
+        name, wants = re.fullmatch(r"(-#|[!(),<>=~&|[\]]+|--?[^=@?]+)([=@?]*)",
+                                   token).groups()
         if bundles and re.fullmatch(r"-\w\w+", name):  # -abc: three flags
             table.update({"-" + c: "" for c in name[1:]})
         else:
@@ -1368,11 +1418,13 @@ def read_options(prog: str, spec: str, args: list, bundles: bool = True) -> tupl
             return None, operands + queue, given
         name, eq, value = (arg, "", "") if arg in table else arg.partition("=")
         if name in table and (arg.startswith("--") or not bundles):
-            problem = take_option(prog, name, value if eq else None, table, queue, given)
+            problem = take_option(prog, name, value if eq else None, table, queue,
+                                  given)
         elif not arg.startswith("-") or arg == "-":
             operands.append(arg)
         elif arg.startswith("--") or not bundles:
-            problem = f"{arg.split('=')[0]} is not an option that keeps {prog} read-only"
+            problem = (f"{arg.split('=')[0]} is not an option that keeps {prog} "
+                       "read-only")
         else:  # a bundle of short options: one that takes a value takes the rest
             for i, letter in enumerate(arg[1:], start=2):
                 wants = table.get("-" + letter, "") if not letter.isdigit() else ""
@@ -1410,10 +1462,12 @@ def program_effects(prog: str, args: list) -> tuple:
     kind, seen = options_of(spec)[0], {name for name, _, _ in given}
     if kind == "pattern" and not seen & GIVES_PATTERN:
         operands = operands[1:]
-    if problem is None and (kind == "none" and operands or kind == "one" and len(operands) > 1
+    if problem is None and (kind == "none" and operands
+                            or kind == "one" and len(operands) > 1
                             or kind == "date" and any(o[:1] != "+" for o in operands)):
         problem = f"{prog} {' '.join(operands)} does more than read"
-    recursive = prog in RECURSIVE and (RECURSIVE[prog] == "" or bool(seen & RECURSIVE[prog]))
+    recursive = prog in RECURSIVE and (RECURSIVE[prog] == ""
+                                       or bool(seen & RECURSIVE[prog]))
     paths = [v for _, k, v in given if k == "@"] + (operands if kind != "text" else [])
     return problem, paths or (["."] if recursive else []), recursive
 
@@ -1422,13 +1476,15 @@ def git_effects(prog: str, args: list) -> tuple:
     """`git [-C dir] SUBCOMMAND ...`: a read-only subcommand with its options."""
     root = "."  # git reads the whole repository
     while args[:1] in (["-C"], ["-P"], ["--no-pager"], ["--no-optional-locks"]):
-        root, args = (args[1], args[2:]) if args[0] == "-C" and args[1:] else (root, args[1:])
+        root, args = ((args[1], args[2:]) if args[0] == "-C" and args[1:]
+                      else (root, args[1:]))
     sub, args = (args[0], args[1:]) if args else ("", [])
     if sub not in GIT_READ_ONLY:
         return f"git {sub} is not a read-only subcommand, or not one we know", [], True
     problem, operands, given = read_options(f"git {sub}", GIT_READ_ONLY[sub], args)
     listing = {name for name, _, _ in given} & {"-l", "--list"}
-    if any("%G" in (v or "") for name, _, v in given if name in ("--format", "--pretty")):
+    if any("%G" in (v or "") for name, _, v in given
+           if name in ("--format", "--pretty")):
         problem = "a %G format runs gpg to check signatures"
     elif (sub in ("branch", "tag") and operands and not listing
             or sub == "remote" and operands[:1] not in ([], ["get-url"])
@@ -1442,7 +1498,8 @@ def sed_effects(prog: str, args: list) -> tuple:
     problem, operands, given = read_options("sed", SED, args)
     scripts = [v for name, _, v in given if name in ("-e", "--expression")]
     scripts, operands = (scripts, operands) if scripts else (operands[:1], operands[1:])
-    if problem is None and not (scripts and all(SED_SCRIPT.fullmatch(s) for s in scripts)):
+    if problem is None and not (scripts
+                                and all(SED_SCRIPT.fullmatch(s) for s in scripts)):
         problem = "its script may write files or run commands (w, e, r ...)"
     return problem, operands, False
 
@@ -1462,14 +1519,16 @@ SPECIAL = {"git": git_effects, "sed": sed_effects, "cd": cd_effects}  # prog -> 
 # matched on what bash will run (quotes undone, `$'\x72\x6d'` decoded, braces
 # expanded, wrappers opened), so `echo "rm -rf /"`, which only prints, does not ask.
 INTERPRETERS = r"python[\d.]*|perl|ruby|node|nodejs|php|lua|deno|bun|Rscript|osascript"
-CREDENTIALS = (r"(\.ssh(/|$)|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/|\.netrc|\.git-credential"
-               r"|\.npmrc|\.pypirc|\.docker/config|\.kube/config|\.gnupg\b|(^|[\s/@=])\.env(?=\s|$)"
-               r"|\$\{?\w*(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_KEY|PRIVATE_KEY)\w*)")
+CREDENTIALS = (r"(\.ssh(/|$)|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/|\.netrc"
+               r"|\.git-credential|\.npmrc|\.pypirc|\.docker/config|\.kube/config"
+               r"|\.gnupg\b|(^|[\s/@=])\.env(?=\s|$)|\$\{?\w*(TOKEN|SECRET|PASSW(OR)?D"
+               r"|API_?KEY|ACCESS_KEY|PRIVATE_KEY)\w*)")
 CODE = r"(^| )(-\w*[ceEr]\w*|--eval|--print) "  # an interpreter's inline code follows
-RUNS_PROGRAM = (r"(core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass|gitproxy)|"
-                r"diff\.external|sequence\.editor|gpg\.(\w+\.)?program|credential\.helper"
-                r"|(diff|merge|filter)\.\S+\.(textconv|command|driver|clean|smudge|process)"
-                r"|pager\.\S+|alias\.\S+=\s*!)")  # git settings that name a program to run
+# git settings that name a program to run
+RUNS_PROGRAM = (r"(core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass"
+                r"|gitproxy)|diff\.external|sequence\.editor|gpg\.(\w+\.)?program"
+                r"|credential\.helper|(diff|merge|filter)\.\S+\.(textconv|command"
+                r"|driver|clean|smudge|process)|pager\.\S+|alias\.\S+=\s*!)")
 DANGEROUS = [  # (program, pattern searched in its joined arguments, why it always asks)
     ("shutdown|reboot|halt|poweroff|killall5", "", "it stops the machine"),
     ("init|telinit", r"^[06]\b", "it stops the machine"),
@@ -1483,14 +1542,17 @@ DANGEROUS = [  # (program, pattern searched in its joined arguments, why it alwa
     (r"ip6?tables", r"(^| )(-F|--flush|-X)\b", "it wipes firewall rules"),
     ("nft", r"\bflush\b", "it wipes firewall rules"),
     ("ufw", r"^(disable|reset)\b", "it wipes firewall rules"),
-    ("chmod", r"(^| )([ugoa]*[+=][rwxXt]*s|0?[2467][0-7]{3})\b", "it sets a setuid bit"),
+    ("chmod", r"(^| )([ugoa]*[+=][rwxXt]*s|0?[2467][0-7]{3})\b",
+     "it sets a setuid bit"),
     ("git", r"\bpush\b.* (-\w*[fd]\w*|--force|--delete|--mirror|--prune|\+|:)",
      "git push that rewrites or deletes remote history"),
     ("git", r"\breset\b.* --hard\b", "git reset --hard discards work"),
     ("git", r"\bclean\b(?!.* (-\w*n\w*|--dry-run)\b).* (-\w*f\w*|--force)\b",
      "git clean deletes untracked files"),
-    ("git", r"\b(filter-branch|filter-repo|reflog expire)\b", "it rewrites git history"),
-    ("git", rf"(^| )-c ?{RUNS_PROGRAM}|\bconfig\b(?!.* --(get|list|unset)).* {RUNS_PROGRAM}",
+    ("git", r"\b(filter-branch|filter-repo|reflog expire)\b",
+     "it rewrites git history"),
+    ("git", (rf"(^| )-c ?{RUNS_PROGRAM}"
+             rf"|\bconfig\b(?!.* --(get|list|unset)).* {RUNS_PROGRAM}"),
      "it makes git run a program"),
     ("terraform|tofu|terragrunt", r"(^| )-?destroy\b", "it tears down infrastructure"),
     ("pulumi", r"\b(destroy|down)\b", "it tears down infrastructure"),
@@ -1502,8 +1564,8 @@ DANGEROUS = [  # (program, pattern searched in its joined arguments, why it alwa
     ("rm|shred|srm|unlink|mv|truncate|chmod", CREDENTIALS,
      "it deletes, moves or changes credentials"),
     # code given on the command line (python -c, perl -e, node --eval ...)
-    (INTERPRETERS, CODE + r"\b(system|popen|exec\w*|spawn\w*|call|run)\W.*\brm\s+(-\w+\s+)*"
-     r"[\"']?(/|~|\$\{?HOME)", "its code runs rm on the root or your home"),
+    (INTERPRETERS, CODE + r"\b(system|popen|exec\w*|spawn\w*|call|run)\W.*\brm\s+"
+     r"(-\w+\s+)*[\"']?(/|~|\$\{?HOME)", "its code runs rm on the root or your home"),
     (INTERPRETERS, CODE + r"(?=.*(\.rm\b|rmtree|rm_rf?\b|rmSync|unlink|remove|rmdir|"
      r"delete))(?=.*(['\"(\s]/|~|expanduser|Path\.home|homedir|HOME))",
      "its code deletes files outside the workspace"),
@@ -1528,19 +1590,22 @@ def dangerous_reason(command: str) -> str | None:
     for pipeline in script.pipelines:  # `curl ... | sh`, `base64 -d x | bash`
         for i, cmd in enumerate(pipeline[1:], start=1):
             runner = ([cmd] + inner_runs(cmd, 0))[-1]  # `| sudo bash` pipes into bash
-            if re.fullmatch(rf"{INTERPRETERS}|{'|'.join(SHELLS)}", program(runner)) and all(
-                    w.text[:1] == "-" for w in runner.words[1:]) and any(
-                    program(c) in DOWNLOADERS or is_decoder(c) for c in pipeline[:i]):
+            if (re.fullmatch(rf"{INTERPRETERS}|{'|'.join(SHELLS)}", program(runner))
+                    and all(w.text[:1] == "-" for w in runner.words[1:])
+                    and any(program(c) in DOWNLOADERS or is_decoder(c)
+                            for c in pipeline[:i])):
                 return f"it pipes a download or decoded data into {program(runner)}"
     if any(program(c) in SENDERS for c in runs):  # and a secret on the same line
         for cmd in runs:
             words = cmd.words[1:] + [t for _, t in cmd.redirects if t]
             for before, w in zip([None] + words, words):
                 if re.search(CREDENTIALS, w.text, re.I) and not (  # `ssh -i key`: proof
-                        before and before.text == "-i" and program(cmd) in ("ssh", "scp")):
+                        before and before.text == "-i"
+                        and program(cmd) in ("ssh", "scp")):
                     return f"it may send credentials over the network ({w.text[:40]})"
             if [w.text for w in cmd.words] in (["env"], ["printenv"]):
-                return "it may send every environment variable (tokens) over the network"
+                return ("it may send every environment variable (tokens) "
+                        "over the network")
     return None
 
 
@@ -1555,12 +1620,14 @@ def command_danger(cmd: Command) -> str | None:
             re.match(r"[<$]\(.*\b(curl|wget|base64)\b", w.text) for w in cmd.words[1:]):
         return "it runs a downloaded or decoded script"
     for progs, pattern, why in DANGEROUS:
-        if re.fullmatch(progs, prog) and re.search(pattern, " ".join(args), re.I | re.S):
+        if re.fullmatch(progs, prog) and re.search(pattern, " ".join(args),
+                                                   re.I | re.S):
             return why
     targets = [w for w in cmd.words[1:] if not w.text.startswith("-")]
-    recursive = any(re.fullmatch(r"-\w*[rR]\w*|--recursive|--delete\S*", a) for a in args)
-    if prog in ("rm", "rmdir", "unlink", "shred", "srm", "mv") or recursive and prog in (
-            "chmod", "chown", "chgrp", "rsync"):
+    recursive = any(re.fullmatch(r"-\w*[rR]\w*|--recursive|--delete\S*", a)
+                    for a in args)
+    if prog in ("rm", "rmdir", "unlink", "shred", "srm", "mv") or recursive and (
+            prog in ("chmod", "chown", "chgrp", "rsync")):
         for w in targets:
             if what := critical_target(w):
                 return f"{prog} {w.text!r} deletes or changes {what}"
@@ -1577,7 +1644,8 @@ def command_danger(cmd: Command) -> str | None:
 
 def is_decoder(cmd: Command) -> bool:
     prog, args = program(cmd), {w.text for w in cmd.words[1:]}
-    return (prog in ("base64", "base32", "basenc") and bool({"-d", "-D", "--decode"} & args)
+    return (prog in ("base64", "base32", "basenc")
+                and bool({"-d", "-D", "--decode"} & args)
             or prog in ("xxd", "openssl", "gzip") and bool({"-r", "-d"} & args)
             or prog in ("uudecode", "gunzip", "zcat"))
 
@@ -1587,8 +1655,8 @@ def find_danger(words: list) -> str | None:
     but `find . -delete` empties the workspace."""
     texts = {w.text for w in words[1:]}
     acts = texts & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
-    filtered = texts & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer", "-mtime",
-                        "-mmin", "-size", "-empty", "-perm", "-type"}
+    filtered = texts & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
+                        "-mtime", "-mmin", "-size", "-empty", "-perm", "-type"}
     starts = [w for w in words[1:2] if not w.text.startswith(("-", "(", "!"))]
     what = critical_target(starts[0] if starts else Word(".", ".", True, False))
     if acts and what and not (filtered and what == "the workspace"):
@@ -1609,7 +1677,8 @@ def critical_target(word: Word) -> str:
         if not value or "$" in value:
             continue
         value = re.sub(r"(/\.?\*|/)+$", "", value) or "/"  # "x/*" empties x
-        full = Path(os.path.normpath(workspace / ("." if value in ("*", ".*") else value)))
+        full = Path(os.path.normpath(
+            workspace / ("." if value in ("*", ".*") else value)))
         for hit in {full, full.resolve()} & critical:
             name = ("the root" if hit == Path("/") else "your home" if hit == home
                     else "the workspace" if hit == workspace else str(hit))
@@ -1630,13 +1699,14 @@ def protected_write(target: str) -> str | None:
         return "it writes the agent's own permission settings"
     if path == home / ".ssh" or home / ".ssh" in path.parents:
         return "it writes into ~/.ssh"
-    if path.parent == home and re.fullmatch(r"\.(bash|zsh)(rc|_profile|_login|_logout|env)"
-                                            r"|\.z?profile|\.zlogin", path.name):
+    if path.parent == home and re.fullmatch(r"\.(bash|zsh)(rc|_profile|_login|_logout"
+                                            r"|env)|\.z?profile|\.zlogin", path.name):
         return f"it writes the shell start-up file ~/{path.name}"
-    if re.match(r"/etc/(sudoers|passwd|shadow|profile|bash\.bashrc|environment)", str(path)):
+    if re.match(r"/etc/(sudoers|passwd|shadow|profile|bash\.bashrc|environment)",
+                str(path)):
         return f"it writes {path}"
-    if parts[:2] == ("/", "dev") and not re.fullmatch(r"/dev/(null|zero|std(out|err)|tty|"
-                                                     r"fd/\d+)", str(path)):
+    if parts[:2] == ("/", "dev") and not re.fullmatch(r"/dev/(null|zero|std(out|err)"
+                                                      r"|tty|fd/\d+)", str(path)):
         return f"it writes to the device {path} (a disk?)"
     return None
 
@@ -1688,7 +1758,8 @@ def load_settings() -> dict:
         if not file.is_file():
             continue
         try:
-            permissions = json.loads(file.read_text(encoding="utf-8")).get("permissions", {})
+            permissions = json.loads(file.read_text(encoding="utf-8")).get(
+                "permissions", {})
             if not isinstance(permissions, dict):
                 raise ValueError("'permissions' is not an object")
         except (ValueError, OSError, AttributeError) as e:
@@ -1696,7 +1767,8 @@ def load_settings() -> dict:
             continue
         for key in ("allow", "deny", "ask"):
             rules = permissions.get(key, [])
-            merged[key] += [r for r in rules if isinstance(r, str)] if isinstance(rules, list) else []
+            merged[key] += ([r for r in rules if isinstance(r, str)]
+                            if isinstance(rules, list) else [])
         merged["defaultMode"] = permissions.get("defaultMode") or merged["defaultMode"]
     return merged
 
@@ -1729,7 +1801,8 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
     if tool == "run_shell":
         return shell_rule_applies(content, tool_input["command"])
     if tool in PATH_TOOLS:
-        matched = any(path_rule_matches(content, p) for p in rule_paths(tool_input, True))
+        matched = any(path_rule_matches(content, p)
+                      for p in rule_paths(tool_input, True))
         return "" if matched else None
     if tool == "web_fetch" and content.startswith("domain:"):
         return "" if url_host(tool_input["url"]) == content[7:].lower() else None
@@ -1739,7 +1812,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
 def shell_rule_applies(content: str, command: str) -> str | None:
     """A Bash rule matches if it matches any command the line runs, wrappers opened
     (`sudo /bin/rm x` is also `rm x`). If a command cannot be seen (`$X a.txt`,
-    `eval "$code"`, a line that does not parse), no rule can be ruled out: it matches."""
+    `eval "$code"`, a line that does not parse), no rule is ruled out: it matches."""
     try:
         runs = all_runs(parse_command(command))
     except Unanalysable as e:
@@ -1766,7 +1839,7 @@ def command_rule_matches(pattern: str, command: str) -> bool:
         return command == pattern
     regex = ".*".join(re.escape(piece) for piece in pattern.split("*"))
     if pattern.endswith(" *") and pattern.count("*") == 1:
-        regex = regex[:-len(re.escape(" ") + ".*")] + "(?: .*)?"  # `ls *` also matches `ls`
+        regex = regex[:-len(re.escape(" ") + ".*")] + "(?: .*)?"  # `ls *` matches `ls`
     return re.fullmatch(regex, command, re.DOTALL) is not None
 
 
@@ -1774,7 +1847,8 @@ def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
     """The path as written (normalised) and as resolved; allow rules use only the
     resolved one, so a symbolic link cannot launder a path into an allow rule."""
     resolved = resolve_path(path_of(tool_input))
-    written = Path(os.path.normpath(Path.cwd() / os.path.expanduser(path_of(tool_input))))
+    written = Path(os.path.normpath(
+        Path.cwd() / os.path.expanduser(path_of(tool_input))))
     return [resolved, written] if deny else [resolved]
 
 
@@ -1792,7 +1866,8 @@ def path_rule_matches(pattern: str, path: Path) -> bool:
     except ValueError:
         return False
     spec = gitignore(anchored)
-    return rel != "." and spec.match_file(rel) or path.is_dir() and spec.match_file(rel + "/")
+    return (rel != "." and spec.match_file(rel)
+            or path.is_dir() and spec.match_file(rel + "/"))
 
 
 def read_deny_patterns() -> list:
@@ -1837,7 +1912,8 @@ def permission_summary() -> str:
     source = ("--permission-mode" if SESSION["mode"] else
               ".claude/settings" if settings["defaultMode"] == mode else "the default")
     rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
-    problems = "".join(f"\n  ignored a broken settings file: {p}" for p in settings["problems"])
+    problems = "".join(f"\n  ignored a broken settings file: {p}"
+                       for p in settings["problems"])
     return f"permission mode: {mode} (from {source}); rules: {rules}{problems}"
 
 
@@ -1849,9 +1925,8 @@ def decide_permission(tool_name: str, tool_input: dict, mode: str,
     return decision, reason
 
 
-def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple[str, str, str]:
-    """The gate, in order; the first step that decides wins. The third value says
-    which kind of step decided (it tells whether "always" may be remembered)."""
+def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
+    """The gate, in order; the first step to decide wins: (decision, reason, source)."""
     meta = tool_meta(tool_name)
     tool = meta["tool"]
     if mode not in PERMISSION_MODES:
@@ -1865,7 +1940,8 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple[st
         return "ask", hidden, "rule"  # `grep -r x .` would read a file a rule denies
     # 2. plan mode: nothing but read-only calls, whatever the allow rules say.
     if mode == "plan" and not read_only:
-        return "deny", f"plan mode: only read-only calls run, and this {tool} call is not one", "mode"
+        return "deny", ("plan mode: only read-only calls run, "
+                        f"and this {tool} call is not one"), "mode"
     # 3. ask rules, then dangerous calls: both ask in every mode.
     if rule := first_rule(rules.get("ask", []), tool, tool_input):
         return "ask", f"ask rule {rule}", "rule"
@@ -1882,7 +1958,8 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple[st
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
         return "ask", f"{path_of(tool_input)} is outside the workspace", "outside"
     if tool == "web_fetch":
-        return "ask", f"web_fetch reaches the network ({url_host(tool_input['url'])})", "mode"
+        return "ask", ("web_fetch reaches the network "
+                       f"({url_host(tool_input['url'])})"), "mode"
     if read_only:
         return "allow", "read-only tool", "mode"
     if mode == "acceptEdits" and tool in EDIT_TOOLS:
@@ -1904,12 +1981,15 @@ MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
 def denied_inside(command: str, rules: dict) -> str | None:
     """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
     Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
-    patterns = [c for n, c in map(parse_rule, rules.get("deny", [])) if n == "Read" and c]
-    roots = [p for p, recursive in shell_effects(command).reads if recursive and patterns]
+    patterns = [c for n, c in map(parse_rule, rules.get("deny", []))
+                if n == "Read" and c]
+    roots = [p for p, recursive in shell_effects(command).reads
+             if recursive and patterns]
     for root in roots if patterns else ():
         for count, (folder, dirs, files) in enumerate(os.walk(root)):
             for path in (Path(folder, name) for name in dirs + files):
-                if count > MAX_WALK or any(path_rule_matches(p, path) for p in patterns):
+                if count > MAX_WALK or any(path_rule_matches(p, path)
+                                           for p in patterns):
                     return (f"it reads all of {display(root)}, which holds "
                             f"{display(path)}, and a Read deny rule covers that")
     return None
@@ -1924,13 +2004,16 @@ def shell_decision(command: str, mode: str, rules: dict) -> tuple[str, str, str]
         return "ask", f"{mode} mode: {effects.problem}", "mode"
     for cmd, problem in effects.parts:
         text = " ".join(w.text for w in cmd.words)
-        rule = next((r for r in rules.get("allow", []) if parse_rule(r)[0] in ("Bash", "run_shell")
+        rule = next((r for r in rules.get("allow", [])
+                     if parse_rule(r)[0] in ("Bash", "run_shell")
                      and command_rule_matches(parse_rule(r)[1] or "*", text)), None)
         if rule is None and problem:
-            return "ask", f"{mode} mode: '{text[:80]}' is not read-only: {problem}", "mode"
+            return "ask", (f"{mode} mode: '{text[:80]}' is not read-only: "
+                           f"{problem}"), "mode"
         used += [rule] if rule and rule not in used else []
     for path in effects.writes:
-        rule = next((r for r in rules.get("allow", []) if parse_rule(r)[0] in ("Edit", "Write")
+        rule = next((r for r in rules.get("allow", [])
+                     if parse_rule(r)[0] in ("Edit", "Write")
                      and path_rule_matches(parse_rule(r)[1] or "**", path)), None)
         if rule is None and not (mode == "acceptEdits" and is_inside(path.resolve())):
             return "ask", f"{mode} mode: it writes {display(path)}", "mode"
@@ -1940,7 +2023,8 @@ def shell_decision(command: str, mode: str, rules: dict) -> tuple[str, str, str]
     if effects.problem:  # a loop, a function, an assignment ...
         return "ask", f"{mode} mode: {effects.problem}", "mode"
     if effects.writes:
-        return "allow", "acceptEdits mode: its redirections write inside the workspace", "mode"
+        return "allow", ("acceptEdits mode: its redirections write inside the "
+                         "workspace"), "mode"
     return "allow", "read-only command", "mode"
 
 
@@ -1957,11 +2041,13 @@ def stdin_is_interactive() -> bool:
         return False
 
 
-def ask_user(tool_name: str, tool_input: dict, reason: str, allow_always: bool) -> tuple[str, str]:
+def ask_user(tool_name: str, tool_input: dict, reason: str,
+             allow_always: bool) -> tuple[str, str]:
     """Ask on the terminal: ("yes" | "no" | "always", why). No terminal, no yes."""
     if not stdin_is_interactive():
         return "no", "it needs approval and no one can answer (stdin is not a terminal)"
-    print(f"\n? Allow {describe_call(tool_name, tool_input)}\n  because it asks: {reason}")
+    print(f"\n? Allow {describe_call(tool_name, tool_input)}\n"
+          f"  because it asks: {reason}")
     choices = "[y]es / [n]o" + (" / [a]lways this session" if allow_always else "")
     while True:
         try:
@@ -1989,7 +2075,8 @@ def approval_key(tool: str, tool_input: dict) -> tuple:
     return tool, str(resolve_path(path_of(tool_input)))
 
 
-def check_permission(tool_name: str, tool_input: dict, hook: dict | None = None) -> str | None:
+def check_permission(tool_name: str, tool_input: dict,
+                     hook: dict | None = None) -> str | None:
     """None if the call may run; else the message that tells the model why not."""
     settings = load_settings()
     mode = current_mode(settings)
@@ -1997,19 +2084,22 @@ def check_permission(tool_name: str, tool_input: dict, hook: dict | None = None)
     decision, reason, source = hook_and_gate(hook, decision, reason, source)
     tool = tool_meta(tool_name)["tool"]
     key = approval_key(tool, tool_input)
-    if decision == "ask" and source in ("mode", "outside") and key in SESSION["approved"]:
+    if (decision == "ask" and source in ("mode", "outside")
+            and key in SESSION["approved"]):
         decision, reason = "allow", "approved earlier this session (always)"
     elif decision == "ask":
-        answer, why = ask_user(tool_name, tool_input, reason, source in ("mode", "outside"))
+        answer, why = ask_user(tool_name, tool_input, reason,
+                               source in ("mode", "outside"))
         if answer == "always":
             SESSION["approved"].add(key)
         decision, reason = ("allow" if answer != "no" else "deny"), f"{reason}; {why}"
     show_decision(decision, reason)
     if decision != "allow":
-        return (f"Permission denied: {describe_call(tool_name, tool_input)} was not run. "
-                f"Why: {reason}. Do not retry the same call; find another way or ask the user.")
+        return (f"Permission denied: {describe_call(tool_name, tool_input)} "
+                f"was not run. Why: {reason}. Do not retry the same call; "
+                "find another way or ask the user.")
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
-        SESSION["granted"].add(resolve_path(path_of(tool_input)))  # approved: let it through
+        SESSION["granted"].add(resolve_path(path_of(tool_input)))  # let it through
     return None
 
 
@@ -2024,7 +2114,8 @@ def show_decision(decision: str, reason: str) -> None:
 def tool_search(query: str, max_results: int = 5) -> str:
     """Find deferred tools, load them, and return their full definitions."""
     if query.strip().lower().startswith("select:"):
-        wanted = [w.strip() for w in query.strip()[len("select:"):].split(",") if w.strip()]
+        wanted = [w.strip() for w in query.strip()[len("select:"):].split(",")
+                  if w.strip()]
         names = [tool_meta(w)["tool"] for w in wanted]  # Claude Code names work too
         unknown = [w for w, name in zip(wanted, names) if name not in TOOL_BY_NAME]
         if unknown or not wanted:
@@ -2038,7 +2129,7 @@ def tool_search(query: str, max_results: int = 5) -> str:
                     "'select:<name>'.")
     for name in names:
         if name in DEFERRED_TOOLS and name not in SESSION["loaded"]:
-            SESSION["loaded"].append(name)  # appended, never sorted: see tools_for_request
+            SESSION["loaded"].append(name)  # never sorted: see tools_for_request
     definitions = [{key: TOOL_BY_NAME[n][key] for key in ("name", "description",
                                                           "input_schema")}
                    for n in dict.fromkeys(names)]
@@ -2046,19 +2137,20 @@ def tool_search(query: str, max_results: int = 5) -> str:
             + "\n".join(json.dumps(d) for d in definitions))
 
 
-STOP_WORDS = {"a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "with", "it",
-              "is", "be", "by", "my", "me", "i", "you", "tool", "tools", "use"}
+STOP_WORDS = {"a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "with",
+              "it", "is", "be", "by", "my", "me", "i", "you", "tool", "tools", "use"}
 
 
 def rank_tools(query: str) -> list[str]:
     """Deferred tools by keyword matches: a word of the name (ours or Claude Code's)
-    counts 3, a word of the description 1. Best first; ties keep DEFERRED_TOOLS order."""
+    counts 3, a word of the description 1. Best first; ties in DEFERRED_TOOLS order."""
     words = set(re.findall(r"[a-z0-9]+", query.lower())) - STOP_WORDS
     scores = {}
     for name in DEFERRED_TOOLS:
         in_name = set(name.split("_")) | {name.replace("_", "")}
         in_name |= {cc.lower() for cc in tool_meta(name)["names"]}
-        in_text = set(re.findall(r"[a-z0-9]+", TOOL_BY_NAME[name]["description"].lower()))
+        in_text = set(re.findall(r"[a-z0-9]+",
+                                 TOOL_BY_NAME[name]["description"].lower()))
         score = sum(3 * (w in in_name) + (w in in_text) for w in words)
         if score:
             scores[name] = score
@@ -2081,7 +2173,8 @@ def plan_mode_hint() -> str:
     if current_mode(load_settings()) != "plan":
         return ""
     return (" Plan mode is on: keep exploring with read-only tools, then present your "
-            "plan with exit_plan_mode; once the user approves it, you can make changes.")
+            "plan with exit_plan_mode; once the user approves it, you can make "
+            "changes.")
 
 
 def exit_plan_mode(plan: str) -> str:
@@ -2095,7 +2188,7 @@ def exit_plan_mode(plan: str) -> str:
                         "plan mode: revise the plan and present it again with "
                         "exit_plan_mode.")
     SESSION["mode"], SESSION["before_plan"] = SESSION["before_plan"], None
-    if current_mode(load_settings()) == "plan":  # subtle: defaultMode may be plan itself
+    if current_mode(load_settings()) == "plan":  # subtle: defaultMode may be plan too
         SESSION["mode"] = "default"
     return (f"The user approved your plan. Permission mode is back to "
             f"'{current_mode(load_settings())}'. Carry the plan out now.")
@@ -2118,7 +2211,8 @@ def ask_plan_approval() -> tuple[bool, str]:
     if not stdin_is_interactive():
         return False, "no one could answer: stdin is not a terminal"
     try:
-        answer = input("Approve this plan? [y]es, [n]o, or type what to change: ").strip()
+        answer = input("Approve this plan? [y]es, [n]o, "
+                       "or type what to change: ").strip()
     except EOFError:
         return False, "no answer: end of input"
     if answer.lower() in ("y", "yes"):
@@ -2164,15 +2258,16 @@ def parse_skill_md(text: str) -> tuple[dict, str]:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[0].strip() != "---":
         raise SkillError("no front matter: the file must start with a line '---'")
-    end = next((i for i, line in enumerate(lines[1:], 1) if line.rstrip() in ("---", "...")),
-               None)
+    end = next((i for i, line in enumerate(lines[1:], 1)
+                if line.rstrip() in ("---", "...")), None)
     if end is None:
         raise SkillError("the front matter has no closing '---' line")
     try:  # safe_load: plain data only, never a Python object
         meta = yaml.safe_load("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as e:  # e.g. "could not find expected ':' (line 3)"
         where = getattr(e, "problem_mark", None)
-        raise SkillError(f"the front matter is not valid YAML: {getattr(e, 'problem', e)}"
+        raise SkillError("the front matter is not valid YAML: "
+                         f"{getattr(e, 'problem', e)}"
                          + (f" (line {where.line + 2})" if where else ""))
     if not isinstance(meta, dict):
         raise SkillError("the front matter is not a mapping of keys to values")
@@ -2192,7 +2287,8 @@ def skill(name: str, args: str = "") -> str:
         body = body.replace("$ARGUMENTS", args) if "$ARGUMENTS" in body else \
             f"{body}\n\nARGUMENTS: {args}"
     folder = Path(found["folder"])
-    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                   if p.is_file())
     return (f"Skill {name!r}, from the folder {found['folder']}/ (files: "
             f"{', '.join(files[:20])}). Follow its instructions:\n\n{body}")
 
@@ -2214,13 +2310,13 @@ def system_prompt() -> str:
 # === s05 · registration: the new tools ===
 # None of them changes a file, so plan mode lets them all run.
 CHANGES_NOTHING = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}
-register(tool_search, "Load the full definitions of deferred tools so that you can call "
-         f"them. Deferred tools, known here by name only: {', '.join(DEFERRED_TOOLS)}. "
-         "Calling one before it is loaded fails. A loaded tool stays available for the "
-         "rest of the session.",
-         {"query": (str, "'select:name1,name2' loads tools by exact name; any other "
-                         "query finds deferred tools by words of their names and "
-                         "descriptions."),
+register(tool_search, "Load the full definitions of deferred tools so that you can "
+         "call them. Deferred tools, known here by name only: "
+         f"{', '.join(DEFERRED_TOOLS)}. Calling one before it is loaded fails. "
+         "A loaded tool stays available for the rest of the session.",
+         {"query": (str, ("'select:name1,name2' loads tools by exact name; any other "
+                          "query finds deferred tools by words of their names and "
+                          "descriptions.")),
           "max_results": (int, "The most tools a keyword query loads (default 5).")},
          ["query"], names=("ToolSearch",), **CHANGES_NOTHING)
 register(enter_plan_mode, "Switch to plan mode before a change that needs thought: "
@@ -2231,8 +2327,8 @@ register(exit_plan_mode, "In plan mode: present your plan (Markdown) to the user
          "you stay in plan mode, with the user's feedback.",
          {"plan": (str, "The plan, in Markdown.")}, ["plan"], names=("ExitPlanMode",),
          **CHANGES_NOTHING)
-register(skill, "Load a skill by name: its instructions, and the folder of the files it "
-         "bundles. The skills available are listed in the system prompt.",
+register(skill, "Load a skill by name: its instructions, and the folder of the files "
+         "it bundles. The skills available are listed in the system prompt.",
          {"name": (str, "The skill's name."), "args": (str, "Passed to the skill.")},
          ["name"], names=("Skill",), **CHANGES_NOTHING)
 
@@ -2257,13 +2353,13 @@ def check_read_before_edit(tool: str, tool_input: dict) -> str | None:
         return None  # a new file: nothing to have read
     seen = SESSION["read"].get(path)
     if seen is None:
-        return (f"{tool_input['file_path']} exists and has not been read in this session. "
-                "Read it first with read_file, then edit it.")
+        return (f"{tool_input['file_path']} exists and has not been read in this "
+                "session. Read it first with read_file, then edit it.")
     if path.stat().st_mtime_ns != seen[0]:
         now = fingerprint(path)
         if now[1] != seen[1]:
-            return (f"{tool_input['file_path']} was modified since you read it (by the user or "
-                    "a command). Read it again before editing.")
+            return (f"{tool_input['file_path']} was modified since you read it (by the "
+                    "user or a command). Read it again before editing.")
         SESSION["read"][path] = now  # only touched: the content is what we read
     return None
 
@@ -2278,7 +2374,7 @@ def remember_file(tool: str, tool_input: dict) -> None:
 
 # === s04 · hooks: the settings ===
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
-HOOK_TIMEOUT = 60             # seconds a hook may run, unless its settings say otherwise
+HOOK_TIMEOUT = 60             # seconds a hook may run unless its settings say otherwise
 MAX_HOOK_CONTEXT = 10_000     # characters hooks may add to one tool_result
 MAX_HOOK_OUTPUT = 1_000_000   # bytes of a hook's stdout or stderr we read, at most
 
@@ -2342,8 +2438,8 @@ def hooks_for(event: str, tool_name: str) -> list[tuple[str, float]]:
 
 def hooks_summary() -> str:
     """One line for the start of a run: how many hooks the settings register."""
-    counts = [f"{sum(len(g['hooks']) for g in groups if isinstance(g.get('hooks'), list))} "
-              f"{event}" for event, groups in load_hooks().items() if groups]
+    counts = [f"{sum(len(g['hooks']) for g in gs if isinstance(g.get('hooks'), list))} "
+              f"{event}" for event, gs in load_hooks().items() if gs]
     return f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
 
 
@@ -2354,7 +2450,8 @@ def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
     absolute = dict(tool_input)
     for key in ("file_path", "path"):
         if isinstance(absolute.get(key), str):
-            absolute[key] = os.path.normpath(Path.cwd() / os.path.expanduser(absolute[key]))
+            absolute[key] = os.path.normpath(
+                Path.cwd() / os.path.expanduser(absolute[key]))
     return {"session_id": SESSION["session_id"],
             "transcript_path": "",  # we keep no transcript file
             "cwd": str(Path.cwd()), "permission_mode": current_mode(load_settings()),
@@ -2383,14 +2480,16 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
         except subprocess.TimeoutExpired:
             kill_group(proc)
             return {"exit": None, "stdout": "",
-                    "stderr": f"timed out after {timeout:g}s; killed with all it started"}
+                    "stderr": f"timed out after {timeout:g}s; "
+                              "killed with all it started"}
         except BaseException:  # Ctrl-C: never leave a hook running behind us
             kill_group(proc)
             raise
         kill_group(proc)  # anything it left running in the background goes too
         out.seek(0)
         err.seek(0)
-        return {"exit": code, "stdout": out.read(MAX_HOOK_OUTPUT).decode(errors="replace"),
+        return {"exit": code,
+                "stdout": out.read(MAX_HOOK_OUTPUT).decode(errors="replace"),
                 "stderr": err.read(MAX_HOOK_OUTPUT).decode(errors="replace")}
 
 
@@ -2401,7 +2500,8 @@ def read_answer(event: str, command: str, run: dict) -> dict:
     context and feedback (texts for the model), stop (a stopReason), and
     shown (the line the user sees)."""
     answer = {"decision": None, "reason": "", "updated_input": None, "context": "",
-              "feedback": "", "stop": None, "shown": f"exit {run['exit']}", "error": False}
+              "feedback": "", "stop": None, "shown": f"exit {run['exit']}",
+              "error": False}
     stderr = run["stderr"].strip()
     if run["exit"] == 2:  # a blocking error: stderr is the message, stdout is ignored
         why = stderr or f"hook `{command}` exited 2 with nothing on stderr"
@@ -2463,7 +2563,7 @@ def read_json_answer(event: str, command: str, data: dict, answer: dict) -> dict
 
 
 # === s04 · hooks: every hook of an event ===
-STRENGTH = {"deny": 3, "ask": 2, "allow": 1, None: 0}  # several hooks: the strongest wins
+STRENGTH = {"deny": 3, "ask": 2, "allow": 1, None: 0}  # several hooks: strongest wins
 
 
 def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
@@ -2477,12 +2577,14 @@ def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
         if answer["shown"] == "exit 0":  # ran, said nothing: one line for all of them
             quiet.append(hook_label(command))
         else:
-            show_hook_line(f"{event} {hook_label(command)}: {answer['shown']}", answer["error"])
+            show_hook_line(f"{event} {hook_label(command)}: {answer['shown']}",
+                           answer["error"])
         answers.append(answer)
     if quiet:
         show_hook_line(f"{event} {', '.join(quiet)}: exit 0")
     strongest = max([STRENGTH[a["decision"]] for a in answers], default=0)
-    deciders = [a for a in answers if a["decision"] and STRENGTH[a["decision"]] == strongest]
+    deciders = [a for a in answers
+                if a["decision"] and STRENGTH[a["decision"]] == strongest]
     updates = {json.dumps(a["updated_input"], sort_keys=True): a["updated_input"]
                for a in answers if a["updated_input"] is not None}
     combined = {
@@ -2494,7 +2596,8 @@ def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
         "stop": "; ".join(a["stop"] for a in answers if a["stop"]) or None,
     }
     if len(updates) > 1 and combined["decision"] != "deny":  # which one? fail closed
-        combined.update(decision="deny", reason="two hooks rewrote the input differently")
+        combined.update(decision="deny",
+                        reason="two hooks rewrote the input differently")
     return combined
 
 
@@ -2502,8 +2605,8 @@ def capped(text: str) -> str:
     """Hook text for the model, capped: a chatty hook must not flood the context."""
     if len(text) <= MAX_HOOK_CONTEXT:
         return text
-    return (text[:MAX_HOOK_CONTEXT] + f"\n[... {len(text) - MAX_HOOK_CONTEXT:,} characters "
-            f"cut: hooks may add at most {MAX_HOOK_CONTEXT:,}]")
+    return (text[:MAX_HOOK_CONTEXT] + f"\n[... {len(text) - MAX_HOOK_CONTEXT:,} "
+            f"characters cut: hooks may add at most {MAX_HOOK_CONTEXT:,}]")
 
 
 def hook_note(title: str, text: str) -> str:
@@ -2536,12 +2639,15 @@ def pre_tool_use(block) -> dict:
         SESSION["stop"] = hook["stop"]
         hook["blocked"] = "Not run: a hook stopped the agent."
     elif hook["decision"] == "deny":
-        show_decision("deny", f"PreToolUse hook: {(hook['reason'].splitlines() or [''])[0]}")
+        show_decision("deny",
+                      f"PreToolUse hook: {(hook['reason'].splitlines() or [''])[0]}")
         hook["blocked"] = f"Blocked by a PreToolUse hook: {capped(hook['reason'])}"
     elif hook["updated_input"] is not None:
-        problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"], hook["updated_input"])
+        problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"],
+                                 hook["updated_input"])
         if problem:
-            hook["blocked"] = f"Error: a PreToolUse hook's updatedInput is invalid: {problem}."
+            hook["blocked"] = ("Error: a PreToolUse hook's updatedInput is invalid: "
+                               f"{problem}.")
         else:
             hook["input"] = hook["updated_input"]
             show_hook_line(f"input now: {describe_call(block.name, hook['input'])}")
@@ -2550,15 +2656,18 @@ def pre_tool_use(block) -> dict:
     return hook
 
 
-def hook_and_gate(hook: dict, decision: str, reason: str, source: str) -> tuple[str, str, str]:
+def hook_and_gate(hook: dict, decision: str, reason: str,
+                  source: str) -> tuple[str, str, str]:
     """Join a PreToolUse hook's decision to the gate's. A hook's ask forces a prompt;
     its allow saves the prompt that the mode asks for, never a deny or an ask rule."""
     if not hook or not hook["decision"] or decision == "deny":
         return decision, reason, source
     if hook["decision"] == "ask":
         return "ask", f"PreToolUse hook asks: {hook['reason']}", "hook"
-    if hook["decision"] == "allow" and decision == "ask" and source in ("mode", "outside"):
-        return "allow", f"PreToolUse hook allowed it: {hook['reason']} (else: {reason})", "hook"
+    if (hook["decision"] == "allow" and decision == "ask"
+            and source in ("mode", "outside")):
+        return "allow", (f"PreToolUse hook allowed it: {hook['reason']} "
+                         f"(else: {reason})"), "hook"
     return decision, reason, source
 
 
@@ -2567,12 +2676,15 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
     """PostToolUse (or PostToolUseFailure) hooks: the result stands. What hooks
     said for the model (`context` from PreToolUse, then theirs) comes after it."""
     if is_error:
-        hook = run_hooks("PostToolUseFailure", block.name, tool_input, block.id, error=output)
+        hook = run_hooks("PostToolUseFailure", block.name, tool_input, block.id,
+                         error=output)
     else:
-        hook = run_hooks("PostToolUse", block.name, tool_input, block.id, tool_response=output)
+        hook = run_hooks("PostToolUse", block.name, tool_input, block.id,
+                         tool_response=output)
     if hook["stop"]:
         SESSION["stop"] = hook["stop"]
-    said = "\n".join(text for text in (context, hook["feedback"], hook["context"]) if text)
+    said = "\n".join(text for text in (context, hook["feedback"], hook["context"])
+                     if text)
     return output + hook_note("hook-feedback", said), is_error
 
 
@@ -2589,12 +2701,13 @@ def execute_tool(block) -> tuple[str, bool]:
     hooks. Returns (output, is_error)."""
     handler = TOOL_HANDLERS.get(block.name)
     if handler is None:
-        return f"Error: unknown tool '{block.name}'. Available: {', '.join(TOOL_HANDLERS)}.", True
+        return (f"Error: unknown tool '{block.name}'. "
+                f"Available: {', '.join(TOOL_HANDLERS)}."), True
     if block.name in DEFERRED_TOOLS and block.name not in SESSION["loaded"]:
-        return (f"Error: {block.name} is a deferred tool and is not loaded yet. Load it "
-                f"first with tool_search (query 'select:{block.name}'), then call it."), True
-    problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input)
-    if problem:
+        return (f"Error: {block.name} is a deferred tool and is not loaded yet. "
+                f"Load it first with tool_search (query 'select:{block.name}'), "
+                "then call it."), True
+    if problem := validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input):
         return f"Error: invalid input for {block.name}: {problem}.", True
     if SESSION["stop"]:  # a hook stopped the agent earlier in this batch
         return "Not run: a hook stopped the agent.", True
@@ -2606,11 +2719,13 @@ def execute_tool(block) -> tuple[str, bool]:
         problem = check_read_before_edit(block.name, tool_input)
         denied = None if problem else check_permission(block.name, tool_input, hook)
     except Exception as e:  # subtle: a bug in the gate must fail closed, not open
-        problem = f"the permission check failed ({type(e).__name__}: {e}); nothing was run."
+        problem = (f"the permission check failed ({type(e).__name__}: {e}); "
+                   "nothing was run.")
     if problem:
         return f"Error: {problem}", True
     if denied:
-        return denied + hook_note("hook-context", hook["context"]) + plan_mode_hint(), True
+        return (denied + hook_note("hook-context", hook["context"]) + plan_mode_hint(),
+                True)
     try:
         output, is_error = handler(**tool_input), False
         remember_file(block.name, tool_input)
@@ -2634,7 +2749,8 @@ def show_call(block) -> None:
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
     rows = output.splitlines() or [""]
-    preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"] if len(rows) > lines else [])
+    preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
+                              if len(rows) > lines else [])
     mark = "! " if is_error else "  "
     for row in preview:
         row = mark + (row if len(row) <= 160 else row[:157] + "...")
@@ -2674,7 +2790,8 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         messages.append({"role": "user", "content": results})
         if SESSION["stop"]:  # a hook said {"continue": false}
             return stopped_by_hook()
-    return f"[stopped: the task used {max_turns} model turns; raise --max-turns to allow more]"
+    return (f"[stopped: the task used {max_turns} model turns; "
+            "raise --max-turns to allow more]")
 
 
 # === s01 · the command line: a REPL, one task, or the offline demo ===
@@ -2744,7 +2861,8 @@ def main(argv=None) -> int:
     load_dotenv(Path(__file__).resolve().parent.parent / ".env")  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
     SESSION["mode"] = args.permission_mode
-    has_key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")
+    has_key = (os.environ.get("ANTHROPIC_API_KEY")
+               or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     try:
         if args.offline or not has_key:
             return run_offline_demo(args)
@@ -2767,12 +2885,14 @@ def explain(e: Exception) -> str:
     """One clear line for the errors a user can fix."""
     import anthropic
     if isinstance(e, anthropic.AuthenticationError):
-        return "the API key was rejected (401). Check ANTHROPIC_API_KEY in your environment or .env."
+        return ("the API key was rejected (401). "
+                "Check ANTHROPIC_API_KEY in your environment or .env.")
     if isinstance(e, anthropic.NotFoundError):
         return f"not found (404): is MODEL_ID right? ({e.message})"
     if isinstance(e, anthropic.APIConnectionError):
         where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
-        return f"cannot reach {where}: {e.__cause__ or e}. Check your network or ANTHROPIC_BASE_URL."
+        return (f"cannot reach {where}: {e.__cause__ or e}. "
+                "Check your network or ANTHROPIC_BASE_URL.")
     if isinstance(e, anthropic.APIStatusError):
         return f"the API answered {e.status_code}: {e.message}"
     return f"{type(e).__name__}: {e}"

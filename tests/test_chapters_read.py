@@ -9,6 +9,8 @@
 - A tool is declared in one place (one register call); the session is one dict.
 - Size: every function fits on a screen (40 lines); the chapters stay within their
   line budgets, and this test prints the figures.
+- Width: `ruff check` passes on every chapter, lines of at most 88 columns included
+  (pyproject.toml sets it up), and the exercise files made from them fit 88 columns.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import subprocess
 import sys
 
 import pytest
@@ -173,3 +176,44 @@ def test_line_budgets_and_function_lengths(capsys):
     with capsys.disabled():
         print("\n  " + "\n  ".join(rows))
     assert not over, over
+
+
+# --- width: ruff, as pyproject.toml sets it up -----------------------------------------
+
+RUFF = [sys.executable, "-m", "ruff", "check", "--no-cache", "--output-format", "concise"]
+
+
+def ruff_findings(path: str, text: str, *options: str) -> list[str]:
+    """What `ruff check` says of `text` as the file `path` (relative to the repository,
+    so that pyproject.toml's per-file settings apply), each finding with its line."""
+    run = subprocess.run([*RUFF, *options, "--stdin-filename", path], input=text,
+                         cwd=ROOT, capture_output=True, text=True, encoding="utf-8")
+    assert run.returncode in (0, 1), f"ruff failed to run:\n{run.stderr}"
+    lines, found = text.split("\n"), []
+    for finding in re.finditer(r"^(.+?):(\d+):\d+: (.+)$", run.stdout, flags=re.M):
+        found.append(f"{finding[1]}:{finding[2]}: {finding[3]}\n"
+                     f"    {lines[int(finding[2]) - 1]}")
+    return found
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_passes_ruff_lines_fit_88_columns(chapter):
+    """`ruff check` passes: no line over 88 columns (E501), and nothing else ruff
+    checks, but the few rules the chapters break on purpose (pyproject.toml)."""
+    found = ruff_findings(f"{chapter}/code.py", source(chapter))
+    assert not found, f"ruff check {chapter}/code.py:\n" + "\n".join(found)
+
+
+def test_exercise_files_fit_88_columns():
+    """Every starter and solution, made from its chapter and its patch (or kept as a
+    standalone file), has no line over 88 columns: the site shows the solutions."""
+    sys.path.insert(0, str(ROOT))
+    from exercises.make import EXERCISES, build, patches
+    files = {p.relative_to(ROOT).with_suffix(".py").as_posix(): build(p) for p in patches()}
+    for kept in sorted(EXERCISES.glob("**/s[0-9][0-9]/ex[0-9]*.py")):
+        if kept.with_suffix(".patch").exists():
+            continue
+        files[kept.relative_to(ROOT).as_posix()] = kept.read_text(encoding="utf-8")
+    found = [f for path, text in files.items()
+             for f in ruff_findings(path, text, "--select", "E501")]
+    assert not found, "lines over 88 columns:\n" + "\n".join(found)

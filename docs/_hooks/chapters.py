@@ -136,8 +136,9 @@ def code_list(names) -> str:
 
 
 # What each chapter's code.py may add to the one before it, in lines (by its number).
-# tests/test_chapters_read.py fails past these; the diff summary shows them.
-LINES_ADDED_AT_MOST = {"s02": 600, "s03": 1500, "s04": 400, "s05": 400, "s06": 400}
+# tests/test_chapters_read.py fails past these; the diff summary shows them. s03 was
+# 1500 until its lines were wrapped to 88 columns, which cost 68 lines of layout alone.
+LINES_ADDED_AT_MOST = {"s02": 600, "s03": 1560, "s04": 400, "s05": 400, "s06": 400}
 
 
 def diff_summary(prev: str, chapter: str, diff: str, root: Path = ROOT) -> str:

@@ -7,7 +7,7 @@
 # The task: exercises/s04/README.md. Your work goes between the `>>> EXERCISE ex1`
 # markers below; leave the rest as it is.
 # Check:  pytest exercises/s04/test_ex1.py
-# Try:    echo '{"tool_input": {"file_path": "/tmp/x.json"}}' | python exercises/s04/ex1.py
+# Try: echo '{"tool_input": {"file_path": "/tmp/x.json"}}' | python exercises/s04/ex1.py
 # <<< EXERCISE ex1-about
 """PostToolUse hook for Edit|Write: is the JSON file the agent just changed still JSON?
 
@@ -28,7 +28,8 @@ def main() -> int:
     """Read the PostToolUse payload on stdin; answer on stdout (or not at all);
     return the exit code."""
     raise NotImplementedError("write main(): read the payload on stdin, check the file "
-                              "in tool_input.file_path, answer with JSON if it is broken")
+                              "in tool_input.file_path, answer with JSON if it is "
+                              "broken")
 # <<< EXERCISE ex1
 
 

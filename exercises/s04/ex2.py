@@ -28,8 +28,9 @@ import sys
 def main() -> int:
     """Read the PreToolUse payload on stdin; answer on stdout (or not at all);
     return the exit code."""
-    raise NotImplementedError("write main(): read the payload on stdin and, for a plain "
-                              "`npm ...` command, answer with updatedInput running pnpm")
+    raise NotImplementedError("write main(): read the payload on stdin and, for a "
+                              "plain `npm ...` command, answer with updatedInput "
+                              "running pnpm")
 # <<< EXERCISE ex2
 
 

@@ -42,10 +42,11 @@ def main() -> int:
         return 0  # not ours: no answer, the call goes on unchanged
     print(json.dumps({"hookSpecificOutput": {
         "hookEventName": "PreToolUse",
-        # subtle: updatedInput replaces the WHOLE input; keep the fields we do not change.
+        # subtle: updatedInput replaces the WHOLE input; keep what we do not change.
         "updatedInput": {**tool_input, "command": new},
-        "additionalContext": f"This project uses pnpm, not npm: `{tool_input['command']}` "
-                             f"was run as `{new}`. Use pnpm from now on.",
+        "additionalContext": ("This project uses pnpm, not npm: "
+                              f"`{tool_input['command']}` was run as `{new}`. "
+                              "Use pnpm from now on."),
     }}))
     return 0
 # <<< EXERCISE ex2
