@@ -85,15 +85,16 @@ class RegionError(Exception):
 
 
 def source_of(file: str) -> str:
-    """The text of a repository file; an exercise solution is made from its patch."""
+    """The text of a repository file. An exercise file is made from its patch, never
+    read from disk: the made copy may be stale, or a learner's work."""
     path = ROOT / file
-    if path.is_file():
-        return path.read_text(encoding="utf-8")
     patch = path.with_suffix(".patch")
     if patch.is_file():
         sys.path.insert(0, str(ROOT))
         from exercises.make import build
         return build(patch)
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
     raise RegionError(f"no file {file}")
 
 
