@@ -67,6 +67,7 @@ def shoot(b, base: str, path: str, full: bool) -> list[Path]:
                         continue
                     element.scroll_into_view_if_needed()
                     page.evaluate("window.scrollBy(0, -60)")
+                    page.wait_for_timeout(400)  # the header title animates on scroll
                     page.screenshot(path=f"{stem}-{part}.png")
                     shots.append(Path(f"{stem}-{part}.png"))
             page.close()
