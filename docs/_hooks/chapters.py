@@ -5,15 +5,16 @@ The reading site has one page per chapter, and that page *is* the chapter's READ
 mkdocs.yml, does everything that has to be computed when the site is built, so that
 nothing on a page is typed by hand:
 
-- on_config: checks that every README's generated code blocks are current
+- on_config: starts each chapter's offline demo in the background (they run in
+  parallel while the rest is built; transcripts.py caches them by content), checks
+  that every README's generated code blocks are current
   (code_regions.py; a stale one fails the strict build), and builds the navigation
   from the chapters (a directory `sNN_name/` holding both code.py and README.md),
   then the exercises and benchmarks pages.
 - on_files: adds each chapter's README.md and code.py to the site as if they were in
   docs/, at `sNN_name/README.md` (served as `sNN_name/`) and `sNN_name/code.py`, so
   the README's own relative links work on GitHub and on the site alike; the same for
-  exercises/README.md. It also starts each chapter's offline demo in the background
-  (they run in parallel; transcripts.py caches them by content).
+  exercises/README.md and benchmarks/README.md.
 - on_page_markdown: turns plain Markdown into Material's widgets (tabs, admonitions:
   see as_tabs and as_admonitions), and replaces the generated regions of a page:
       <!-- chapters --> ... <!-- /chapters -->      (home page) the chapter table
@@ -291,6 +292,8 @@ def benchmarks_list(root: Path = ROOT) -> str:
 
 
 def on_config(config, **kwargs):
+    for chapter in chapters():  # the demos run while the READMEs are checked
+        transcripts.start_demo(chapter)
     make_exercise_files()
     for problem in code_regions.stale():
         log.warning("chapters hook: %s", problem)
@@ -305,7 +308,6 @@ def on_files(files, config, **kwargs):
         for name in ("README.md", "code.py"):
             files.append(File.generated(config, f"{chapter}/{name}",
                                         abs_src_path=str(ROOT / chapter / name)))
-        transcripts.start_demo(chapter)  # runs while mkdocs reads the other pages
     for _, page, source in EXTRA_PAGES:
         if source:
             files.append(File.generated(config, page, abs_src_path=str(ROOT / source)))

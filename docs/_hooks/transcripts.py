@@ -39,7 +39,7 @@ STYLES = [
     (r"^\s*\[allow\]", "allow"),                    # the permission decision ...
     (r"^\s*\[deny\]", "deny"),
     (r"^\s*\[ask\]|^\s*\? Allow ", "ask"),
-    (r"^\s*~ |^\s*hook|^hooks: ", "hook"),          # a hook ran, and what it said
+    (r"^\s*~ |^\s*\[?hook|^hooks: ", "hook"),     # a hook ran, and what it said
     (r"^\s*batch \d|^\s*\[reply complete", "batch"),  # s06: calls started together
     (r"^! ", "error"),                              # an is_error tool_result
     (r"^(permission mode|tools|skills|deferred):", "status"),  # what the run starts with
