@@ -115,6 +115,8 @@ def server(_shared_server):
     # about half a second, which adds up over many small checks.
     _shared_server.turns.clear()
     _shared_server.requests.clear()
+    _shared_server.rejected.clear()
+    _shared_server.cache.clear()  # each check starts with a cold prompt cache
     return _shared_server
 
 

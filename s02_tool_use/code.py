@@ -45,6 +45,7 @@ Run:  python s02_tool_use/code.py            (REPL; offline demo if no API key)
 
 import argparse
 import difflib
+import logging
 import os
 import re
 import shutil
@@ -707,10 +708,72 @@ def show_result(output: str, is_error: bool, lines: int = 6) -> None:
         mark = "  "
 
 
+# === s01 · stop reasons: what the loop does with each reply ===
+# Why the model stopped (response.stop_reason) -> what the loop does next. Every value
+# the API documents is here; any other ends the turn with a line that names it.
+STOP_REASONS = {
+    "tool_use": "run the calls",   # it asked for tools: run them, send the results back
+    "end_turn": "answer",          # it is done: its text is the answer
+    "stop_sequence": "answer",     # one of our stop_sequences came (we set none)
+    "max_tokens": "cut off",       # it reached MAX_TOKENS, perhaps inside a tool call
+    "model_context_window_exceeded": "cut off",  # it filled the model's context window
+    "pause_turn": "go on",         # the API paused a long turn: send it back as it is
+    "refusal": "refused",          # it declined; stop_details may say why
+}
+ENDS_WELL = ("run the calls", "answer")  # it ended as meant: its last block is whole
+CUT_SHORT = ("Not run: your reply stopped (stop_reason: {reason}) in this call, so "
+             "its input may be cut short. Make the call again; if its input is long, "
+             "split it (write a big file in several parts).")
+
+
+class Refused(Exception):
+    """The model declined the request (stop_reason "refusal"): the task ends."""
+
+
+def refusal_line(response) -> str:
+    """What to tell the user about a refusal, with the API's stop_details if any."""
+    details = getattr(response, "stop_details", None)  # newer APIs say why
+    why = [getattr(details, k, None) for k in ("category", "explanation")]
+    why = ": ".join(w for w in why if w)
+    return (f"the model declined this request{f' ({why})' if why else ''}. "
+            "Rephrase it, or ask something else.")
+
+
+def split_calls(tool_uses: list, response, action: str) -> tuple[list, list]:
+    """The calls of this reply to run, and the one to hold back: its last block, if
+    that is a tool_use and the reply did not end as meant (max_tokens, an unknown
+    stop_reason). The SDK hands over what arrived of its input: a command cut short."""
+    ends_in_a_call = bool(tool_uses) and response.content[-1] is tool_uses[-1]
+    if ends_in_a_call and action not in ENDS_WELL:
+        return tool_uses[:-1], tool_uses[-1:]
+    return tool_uses, []
+
+
+def held_result(block, response) -> dict:
+    """The tool_result of a call that was held back, shown like any other."""
+    show_call(block)
+    output = CUT_SHORT.format(reason=response.stop_reason)
+    show_result(output, True)
+    return {"type": "tool_result", "tool_use_id": block.id, "content": output,
+            "is_error": True}
+
+
+def final_text(response, action: str) -> str:
+    """The answer that ends the turn, and a note when it ended in an unusual way."""
+    said = "".join(b.text for b in response.content if b.type == "text")
+    note = {"cut off": f"[cut off: the reply stopped at {response.stop_reason}; "
+                       "ask it to go on]",
+            "unknown": f"[stopped: stop_reason '{response.stop_reason}' is one this "
+                       "agent does not know]"}.get(action)
+    if not said.strip() and not note:
+        note = "[the model ended its turn without a word]"
+    return "\n".join(part for part in (said, note) if part)
+
+
 # === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
-    """Run the model and its tools until it answers without a tool_use.
+    """Run the model and its tools until a reply ends the turn (see STOP_REASONS).
 
     `messages` is extended in place; the final text is returned.
     """
@@ -720,25 +783,97 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
             model=model, system=system, messages=messages,
             tools=TOOLS, max_tokens=MAX_TOKENS,
         )
-        messages.append({"role": "assistant", "content": response.content})
+        action = STOP_REASONS.get(response.stop_reason, "unknown")
+        if action == "refused":  # the API's advice: drop the refused turn, then go on
+            raise Refused(refusal_line(response))
+        if response.content:  # subtle: an empty message makes every later request a 400
+            messages.append({"role": "assistant", "content": response.content})
         tool_uses = [b for b in response.content if b.type == "tool_use"]
         for block in response.content:
             if block.type == "text" and block.text.strip() and tool_uses:
                 print(block.text)
-        # subtle: we stop on "no tool_use", not on stop_reason. A reply cut off by
-        # max_tokens can still hold complete tool_use blocks that need results.
-        if not tool_uses:
-            return "".join(b.text for b in response.content if b.type == "text")
-        results = []
-        for block in tool_uses:  # one tool_result per tool_use, same id, same order
-            show_call(block)
-            output, is_error = execute_tool(block)
-            show_result(output, is_error)
-            results.append({"type": "tool_result", "tool_use_id": block.id,
-                            "content": output, "is_error": is_error})
-        messages.append({"role": "user", "content": results})
+        if tool_uses:  # one tool_result per tool_use, same id, same order, run or not
+            to_run, held = split_calls(tool_uses, response, action)
+            results = []
+            for block in to_run:
+                show_call(block)
+                output, is_error = execute_tool(block)
+                show_result(output, is_error)
+                results.append({"type": "tool_result", "tool_use_id": block.id,
+                                "content": output, "is_error": is_error})
+            results += [held_result(b, response) for b in held]
+            messages.append({"role": "user", "content": results})
+        if action == "go on" or (tool_uses and action != "unknown"):
+            continue
+        return final_text(response, action)
     return (f"[stopped: the task used {max_turns} model turns; "
             "raise --max-turns to allow more]")
+
+
+# === s01 · API errors: retried by the SDK, shown, and survived ===
+MAX_RETRIES = 3  # the SDK retries a 429, a 5xx or a 529 this often, as retry-after says
+
+
+class ShowRetries(logging.Handler):
+    """One line per retry. The SDK retries an overloaded, rate-limited or failing API
+    by itself, waiting as the answer's retry-after header asks, and logs each retry;
+    this handler (make_client() installs it) only makes them visible."""
+
+    status, left = None, MAX_RETRIES  # what the SDK logs just before it retries
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # subtle: these are the SDK's log messages, not an API; if they change, the
+        # retries still happen, only these lines go quiet.
+        if record.msg == "Retrying due to status code %i":
+            self.status = record.args[0]
+        elif record.msg in ("%i retries left", "1 retry left"):
+            self.left = record.args[0] if record.args else 1
+        elif str(record.msg).startswith("Retrying request to"):
+            what = f"API error {self.status}" if self.status else "API not reached"
+            print(f"[{what} · retrying in {record.args[-1]:.1f}s "
+                  f"(attempt {MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]",
+                  file=sys.stderr)
+            self.status = None
+
+
+# The API's error types (error.type in its answer) -> what happened, what to do.
+API_ERRORS = {
+    "invalid_request_error": ("the API found the request invalid",
+                              "Start a new conversation, or fix what the agent sends."),
+    "authentication_error": ("the API key was rejected",
+                             "Check ANTHROPIC_API_KEY in your environment or .env."),
+    "permission_error": ("the API key may not do this", "Check the key and MODEL_ID."),
+    "not_found_error": ("not found", "Is MODEL_ID a model that exists?"),
+    "request_too_large": ("the request is too large", "Start a new conversation."),
+    "rate_limit_error": ("rate limited", "Wait a minute, then ask again."),
+    "billing_error": ("the account cannot pay for this", "Check plan and billing."),
+    "api_error": ("the API failed inside", "Ask again in a moment."),
+    "timeout_error": ("the API timed out", "Ask again, perhaps for less."),
+    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes."),
+}
+
+
+def explain(e: Exception) -> str:
+    """One clear line for an error: what happened, and what to do."""
+    import anthropic
+    if isinstance(e, Refused):
+        return f"refused: {e}"
+    if isinstance(e, anthropic.APIConnectionError):
+        where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
+        return (f"cannot reach {where}: {e.__cause__ or e}. "
+                "Check your network or ANTHROPIC_BASE_URL.")
+    if not isinstance(e, anthropic.APIStatusError):
+        return f"{type(e).__name__}: {e}"
+    body = e.body if isinstance(e.body, dict) else {}
+    error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    kind = error.get("type") or f"HTTP {e.status_code}"
+    what, todo = API_ERRORS.get(kind, (f"the API answered {e.status_code}",
+                                       "Try again."))
+    said = error.get("message") or (e.body if isinstance(e.body, str) else "")
+    said = " ".join(str(said).split())[:300]  # one line, however the API put it
+    # subtle: an error event in a stream comes after the 200 that opened it
+    when = "mid-stream" if e.status_code == 200 else str(e.status_code)
+    return f"{what} ({kind}, {when}): {said or 'no details'}. {todo}"
 
 
 # === s01 · the command line: a REPL, one task, or the offline demo ===
@@ -768,6 +903,9 @@ def repl(client, args) -> int:
             # the whole exchange so the transcript stays valid for the next prompt.
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
+        except Exception as e:  # an API error or a refusal ends the task, not the REPL
+            del messages[mark:]  # the same: the conversation stays valid
+            print(f"error: {explain(e)} (That task was dropped.)", file=sys.stderr)
 
 
 def run_offline_demo(args) -> int:
@@ -786,8 +924,13 @@ def run_offline_demo(args) -> int:
 
 def make_client():
     from anthropic import Anthropic
+    sdk_log = logging.getLogger("anthropic._base_client")  # where it logs its retries
+    # subtle: one handler per process, even with several chapters loaded (the tests)
+    if not any(type(h).__name__ == "ShowRetries" for h in sdk_log.handlers):
+        sdk_log.addHandler(ShowRetries())
+        sdk_log.setLevel(logging.DEBUG)
     # Reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN and ANTHROPIC_BASE_URL.
-    return Anthropic()
+    return Anthropic(max_retries=MAX_RETRIES)
 
 
 def parse_args(argv):
@@ -819,23 +962,6 @@ def main(argv=None) -> int:
     except Exception as e:
         print(f"error: {explain(e)}", file=sys.stderr)
         return 1
-
-
-def explain(e: Exception) -> str:
-    """One clear line for the errors a user can fix."""
-    import anthropic
-    if isinstance(e, anthropic.AuthenticationError):
-        return ("the API key was rejected (401). "
-                "Check ANTHROPIC_API_KEY in your environment or .env.")
-    if isinstance(e, anthropic.NotFoundError):
-        return f"not found (404): is MODEL_ID right? ({e.message})"
-    if isinstance(e, anthropic.APIConnectionError):
-        where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
-        return (f"cannot reach {where}: {e.__cause__ or e}. "
-                "Check your network or ANTHROPIC_BASE_URL.")
-    if isinstance(e, anthropic.APIStatusError):
-        return f"the API answered {e.status_code}: {e.message}"
-    return f"{type(e).__name__}: {e}"
 
 
 if __name__ == "__main__":

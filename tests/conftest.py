@@ -4,6 +4,10 @@ anthropic SDK talking to the scripted local Messages API server.
 - No network but loopback (a guard refuses any other connection).
 - No API key in the environment.
 - Each test runs in a fresh temporary workspace, which is the current directory.
+- The scripted server is as strict as the real API: a request that breaks one of the
+  API's rules is answered 400 in the API's words (offline/server.py, RULES). To count
+  requests and invalid ones without rejecting any, run the suite with
+  SCRIPTED_SERVER_AUDIT=/tmp/audit.jsonl, then `python -m offline.server /tmp/audit.jsonl`.
 """
 
 from __future__ import annotations

@@ -62,12 +62,14 @@ def test_a_failing_tool_does_not_stop_the_task(mod, trusted, server, client):
 # The SDK warns when it re-sends a tool_use whose input is not an object: that is the point.
 @pytest.mark.filterwarnings("ignore:Pydantic serializer warnings")
 def test_bad_calls_each_get_an_error_result_in_order(mod, workspace, server, client):
-    """Unknown tool, input that is not an object, a missing field, a wrong type and a
-    good call in one reply: five results, same order, only the last one a success."""
+    """Unknown tool, an unexpected field, a missing field, a wrong type and a good call
+    in one reply: five results, same order, only the last one a success. (Input that
+    is not an object never comes from the API, which sends objects only: see
+    test_s02_tools.)"""
     (workspace / "a.txt").write_text("hello\n")
     server.add(
         reply(tool_use("teleport", {"to": "mars"}, id="toolu_a"),
-              tool_use("read_file", ["a.txt"], id="toolu_b"),
+              tool_use("read_file", {"file_path": "a.txt", "path": "b.txt"}, id="toolu_b"),
               tool_use("edit_file", {"file_path": "a.txt", "old_string": "x"}, id="toolu_c"),
               tool_use("read_file", {"file_path": "a.txt", "limit": "all"}, id="toolu_d"),
               tool_use("read_file", {"file_path": "a.txt"}, id="toolu_e")),
@@ -80,7 +82,7 @@ def test_bad_calls_each_get_an_error_result_in_order(mod, workspace, server, cli
                                            ("toolu_c", True), ("toolu_d", True),
                                            ("toolu_e", False)]
     assert "teleport" in got[0][2]
-    assert "object" in got[1][2].lower()
+    assert "unexpected field 'path'" in got[1][2]
     assert "new_string" in got[2][2]
     assert "limit" in got[3][2]
     assert "hello" in got[4][2]
