@@ -39,7 +39,11 @@ LINE = 88          # code.py lines are at most this long
 SMALLEST_LABEL = 10  # px: a diagram's label box on a phone, at least (about 7 px text)
 
 
-@pytest.fixture(scope="module")
+# subtle: one browser per test, closed after it. The xdist group may interleave these
+# tests with test_docs.py's, and a Playwright session left open between them (its
+# greenlets) has made CPython 3.11's ast.parse fail there ("AST constructor recursion
+# depth mismatch").
+@pytest.fixture
 def chromium(site):  # noqa: F811
     if MISSING and os.environ.get("CI"):
         pytest.fail(f"CI must run the browser checks: {MISSING}")
