@@ -10,15 +10,22 @@ exercises/ (the solutions, or a learner's copy), name it in EXERCISE_DIR:
 Like the course's own tests (tests/conftest.py), every check runs offline, in a fresh
 temporary workspace, against the real `anthropic` SDK talking to the scripted local
 Messages API server in `offline/server.py`.
+
+A failed check reads like a teacher's note: what it checks (its docstring), what is
+wrong (the checker's message), then what it expected and what it got. A file that does
+not import is reported once, as Python shows it; the other checks of that file are
+skipped, since none of them can run.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import itertools
 import os
 import socket
 import sys
+import traceback
 from pathlib import Path
 
 import anthropic
@@ -28,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from exercises.make import make  # noqa: E402
+from exercises.make import is_copy, make  # noqa: E402
 from offline.server import ScriptedServer  # noqa: E402
 
 # The starters and solutions are made from code.py and their patches: make the
@@ -61,6 +68,73 @@ def exercise_path(request) -> Path:
     return exercise_file(Path(request.path))
 
 
+# --- a file that does not import: said once, as Python says it -----------------------
+
+_BROKEN: dict[Path, str] = {}  # your file -> how Python shows why it does not import
+_SHOWN: set[Path] = set()      # ... and that error was shown once already
+
+
+def pytest_collection_modifyitems(config, items):
+    """Try each exercise file once, before any check runs. One that does not import
+    keeps its first check, which shows Python's error; its other checks are deselected."""
+    seen, dropped = set(), []
+    for item in items:
+        path = exercise_file(Path(str(item.path)))
+        if path in seen:
+            dropped += [item] if path in _BROKEN else []
+            continue
+        seen.add(path)
+        problem = import_problem(path) if path.is_file() else None
+        if problem is not None:
+            _BROKEN[path] = python_says(problem, path)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
+def import_problem(path: Path) -> BaseException | None:
+    """Why `path` does not import, or None. A standalone file (a hook script, run as a
+    program by its checker) is only compiled."""
+    try:
+        compile(path.read_bytes(), str(path), "exec")
+        if is_copy(path):
+            spec = importlib.util.spec_from_file_location(
+                f"exercise_{path.stem}_{next(_loaded)}", path)
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+    except Exception as e:
+        return e
+    return None
+
+
+@pytest.fixture(autouse=True)
+def your_file_imports(request):
+    """The check of a file that does not compile: fails with Python's own words."""
+    path = exercise_file(Path(request.path))
+    if path in _BROKEN:
+        does_not_import(path)
+
+
+def does_not_import(path: Path) -> None:
+    """Fail the first check of a file that does not import, with Python's error (file,
+    line, the line, a caret); skip the file's other checks: none of them can run."""
+    if path in _SHOWN:
+        pytest.skip(f"{path} does not import: see the first failed check")
+    _SHOWN.add(path)
+    pytest.fail(f"Your file {path} does not import, so no check can run. "
+                f"Python says:\n\n{_BROKEN[path]}", pytrace=False)
+
+
+def python_says(error: BaseException, path: Path) -> str:
+    """The error as Python prints it, from the first frame in your file on: not the
+    import machinery's frames, not the checker's, no chained errors."""
+    shown = traceback.TracebackException.from_exception(error, capture_locals=False)
+    frames = list(shown.stack)
+    mine = next((i for i, f in enumerate(frames) if Path(f.filename) == path), len(frames))
+    shown.stack = traceback.StackSummary.from_list(frames[mine:])
+    shown.__cause__ = shown.__context__ = None
+    return "".join(shown.format()).rstrip()
+
+
 @pytest.fixture
 def mod(exercise_path):
     """Your file, imported afresh for each check (importing it has no side effects)."""
@@ -69,11 +143,14 @@ def mod(exercise_path):
     spec = importlib.util.spec_from_file_location(
         f"exercise_{exercise_path.stem}_{next(_loaded)}", exercise_path)
     module = importlib.util.module_from_spec(spec)
+    problem = None
     try:
         spec.loader.exec_module(module)
     except Exception as e:
-        pytest.fail(f"your file {exercise_path} does not import: "
-                    f"{type(e).__name__}: {e}", pytrace=False)
+        problem = e
+    if problem is not None:  # subtle: out of the except block, or pytest chains them
+        _BROKEN[exercise_path] = python_says(problem, exercise_path)
+        does_not_import(exercise_path)
     return module
 
 
@@ -195,16 +272,81 @@ def transcript_problem(messages: list) -> str | None:
 
 # --- failures in plain words ------------------------------------------------------------
 
+MARK = "<<expected-and-got>>"  # heads the lines below in pytest's explanation
+
+
+def pytest_assertrepr_compare(config, op, left, right):
+    """A failed comparison in a checker, as what was expected and what was got. The
+    checkers write `assert got == expected`, and `assert part in whole`."""
+    rows = {"==": [("Expected", right), ("Got", left)],
+            "!=": [("Expected anything but", right)],
+            "in": [("Expected to find", left), ("In", right)],
+            "not in": [("Expected not to find", left), ("But found it in", right)],
+            "is": [("Expected", right), ("Got", left)],
+            "is not": [("Expected anything but", right)]}.get(op)
+    if rows is None:  # <, <=, >, >=
+        rows = [("Expected", f"a value {op} {right!r}"), ("Got", left)]
+    return [MARK] + [f"{label}: {shown(value)}" for label, value in rows]
+
+
+def shown(value, limit: int = 300) -> str:
+    """A value on one line, cut in the middle if long (strings shown with quotes)."""
+    text = value if isinstance(value, str) and value.startswith("a value ") else repr(value)
+    return text if len(text) <= limit else f"{text[:limit - 60]} ... {text[-50:]}"
+
+
+def expected_and_got(error: str, message: str) -> str:
+    """The lines pytest_assertrepr_compare wrote into an AssertionError, minus values
+    the checker's message already shows."""
+    lines, rows = error.split("\n"), []
+    for i, line in enumerate(lines):
+        if MARK not in line:
+            continue
+        block = []
+        for row in lines[i + 1:]:
+            if not row.startswith("  ") or row.startswith("  +"):
+                break
+            block.append(row.strip())
+        if block and "(" in line.split(MARK)[0]:  # pytest wrapped `a and b` in (...)
+            block[-1] = block[-1].removesuffix(")")
+        for row in block:
+            label, _, value = row.partition(": ")
+            if not already_shown(value, message):
+                rows.append(f"{label}:".ljust(10) + value)
+    return "\n".join(dict.fromkeys(rows))
+
+
+def already_shown(value: str, message: str) -> bool:
+    """Does the checker's message already show this value (as repr, or as text)?"""
+    try:
+        text = str(ast.literal_eval(value))
+    except (ValueError, SyntaxError):  # cut in the middle, or not a literal
+        text = value
+    words = " ".join(text.split())[:60]
+    return bool(words) and (words in " ".join(message.split()) or value[:60] in message)
+
+
+def raised_in_your_file(excinfo, path: Path) -> str:
+    """Where your code raised an exception: its last line in your file, and the error."""
+    entries = [e for e in excinfo.traceback if Path(str(e.path)) == path]
+    where = ""
+    if entries:
+        last = entries[-1]
+        where = f"  File \"{path}\", line {last.lineno + 1}\n    {str(last.statement).strip()}\n"
+    return f"{where}{excinfo.typename}: {excinfo.value}"
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """Show a failed check as: what it checks (its docstring), then what is wrong."""
+    """Show a failed check as: what it checks (its docstring), then what is wrong,
+    then what it expected and what it got."""
     outcome = yield
     report = outcome.get_result()
     if call.when != "call" or call.excinfo is None or item.config.option.tbstyle == "long":
         return
     what = (item.function.__doc__ or item.name).strip()
+    path = exercise_file(Path(str(item.path)))
     if call.excinfo.errisinstance(NotImplementedError):
-        path = exercise_file(Path(str(item.path)))
         report.longrepr = (f"Checks: {what}\n\nNot done yet: {call.excinfo.value}\n"
                            f"(in {path}, between the `# >>> EXERCISE` markers)")
     elif (call.excinfo.errisinstance(anthropic.BadRequestError)
@@ -214,6 +356,12 @@ def pytest_runtest_makereport(item, call):
                            "should have.")
     elif call.excinfo.errisinstance(AssertionError):
         # subtle: pytest appends its own explanation ("assert ... == ..."); the
-        # checker's message is written for you, so show just that.
-        message = str(call.excinfo.value).split("\nassert ", 1)[0].strip()
-        report.longrepr = f"Checks: {what}\n\nWhat is wrong: {message}"
+        # checker's message is written for you, so show that, and what was compared.
+        error = str(call.excinfo.value)
+        message = "" if error.startswith("assert ") else error.split("\nassert ", 1)[0].strip()
+        compared = expected_and_got(error, message)
+        wrong = "\n\n".join(part for part in (message, compared) if part)
+        report.longrepr = f"Checks: {what}\n\nWhat is wrong: {wrong or error}"
+    elif any(Path(str(e.path)) == path for e in call.excinfo.traceback):
+        report.longrepr = (f"Checks: {what}\n\nWhat is wrong: your code raised an error "
+                           f"the check did not expect:\n\n{raised_in_your_file(call.excinfo, path)}")

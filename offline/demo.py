@@ -5,18 +5,28 @@ project into a temporary directory, makes that the working directory, and points
 real SDK at the server through ANTHROPIC_BASE_URL and a placeholder key, exactly as a
 live provider would be reached. The chapter then runs its own loop on the prompts it
 is given. Everything is put back on exit.
+
+Questions go to whoever is at the terminal: the chapter asks as it always does (a
+permission prompt, a plan to approve), and the scripted model reads the answer in the
+next request, as a real model would. Without a terminal (a pipe, a test, the docs
+build) the chapter answers every question "no" by itself, and the banner says so.
+
+An exercise file run with --offline (`python exercises/s03/ex2.py --offline`) plays
+its exercise's own short scenario, when it has one: `SCENARIOS["ex2"]` of the module
+`exercises_s03`, which the `offline` stand-ins in exercises/ add to this package.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+import re
 import shutil
 import sys
 import tempfile
+import textwrap
 from contextlib import contextmanager
 from pathlib import Path
-
-import importlib
 
 from .scenarios import SCENARIOS
 from .server import ScriptedServer
@@ -24,6 +34,7 @@ from .server import ScriptedServer
 SAMPLE_PROJECT = Path(__file__).parent / "sample_project"
 _ENV_KEYS = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 RULE = "-" * 78
+EXERCISE_FILE = re.compile(r"(?:^|/)(s\d\d)/(ex\d+)\.py$")  # exercises/[solutions/]s03/ex2.py
 
 
 def copy_sample_project(chapter: str) -> Path:
@@ -34,11 +45,38 @@ def copy_sample_project(chapter: str) -> Path:
     return workdir
 
 
+def running_exercise(chapter: str) -> str | None:
+    """"ex2" when the program running is an exercise file of this chapter, else None."""
+    found = EXERCISE_FILE.search(Path(sys.argv[0] or ".").resolve().as_posix())
+    return found[2] if found and found[1] == chapter else None
+
+
 def find_scenario(chapter: str) -> dict:
-    """A chapter's scenario: in scenarios.py, or in its own module scenario_sNN.py."""
+    """The scenario to play: the running exercise's own, else the chapter's (in
+    scenarios.py, or in its own module scenario_sNN.py)."""
+    exercise = running_exercise(chapter)
+    if exercise:
+        name = f"{__package__}.exercises_{chapter}"
+        try:
+            own = importlib.import_module(name).SCENARIOS
+        except ModuleNotFoundError as e:
+            if e.name != name:
+                raise
+            own = {}  # the real package, not a stand-in: no exercise scenarios here
+        if exercise in own:
+            return own[exercise]
     if chapter in SCENARIOS:
         return SCENARIOS[chapter]
-    return importlib.import_module(f"{__package__}.scenario_{chapter}").SCENARIO
+    found = importlib.import_module(f"{__package__}.scenario_{chapter}").SCENARIO
+    return found() if callable(found) else found  # a function: a fresh one each run
+
+
+def someone_can_answer() -> bool:
+    """Is stdin a terminal? The chapters ask only then (stdin_is_interactive)."""
+    try:
+        return sys.stdin is not None and not sys.stdin.closed and sys.stdin.isatty()
+    except (ValueError, OSError):
+        return False
 
 
 @contextmanager
@@ -48,22 +86,18 @@ def scripted_demo(chapter: str):
     workdir = copy_sample_project(chapter)
     if scenario.get("setup"):
         scenario["setup"](workdir)
-    saved_env = {k: os.environ.get(k) for k in _ENV_KEYS}
+    extra_env = scenario.get("env", {})
+    saved_env = {k: os.environ.get(k) for k in (*_ENV_KEYS, *extra_env)}
     saved_cwd = os.getcwd()
     with ScriptedServer(scenario["turns"]) as server:
-        os.environ["ANTHROPIC_BASE_URL"] = server.url
-        os.environ["ANTHROPIC_API_KEY"] = "offline-demo"
+        os.environ.update(extra_env, ANTHROPIC_BASE_URL=server.url,
+                          ANTHROPIC_API_KEY="offline-demo")
         os.environ.pop("ANTHROPIC_AUTH_TOKEN", None)
         os.chdir(workdir)
-        print(banner(chapter, scenario["title"], workdir))
-        # subtle: the scripted model cannot hear your answers, so its story assumes
-        # that every question is answered "no". Make that true even in a terminal.
-        saved_stdin, sys.stdin = sys.stdin, open(os.devnull)
+        print(banner(chapter, scenario, workdir, someone_can_answer()))
         try:
             yield list(scenario["prompts"])
         finally:
-            sys.stdin.close()
-            sys.stdin = saved_stdin
             os.chdir(saved_cwd)
             for key, value in saved_env.items():
                 if value is None:
@@ -76,16 +110,24 @@ def scripted_demo(chapter: str):
     print("To go live: cp .env.example .env, set ANTHROPIC_API_KEY, run again.")
 
 
-def banner(chapter: str, title: str, workdir: Path) -> str:
+def banner(chapter: str, scenario: dict, workdir: Path, answering: bool) -> str:
+    """What the demo is, where it works, and who answers its questions."""
+    asks = scenario.get("asks")
+    if asks and answering:
+        asks = (f"It asks you {asks}. Your answer is real: the scripted model reads it "
+                "and goes on from there.")
+    elif asks:
+        asks = ("stdin is not a terminal, so every question the agent asks is answered "
+                "'no'. Run it in a terminal to answer yourself.")
+    about = [textwrap.fill(text, 78) for text in (asks, scenario.get("note")) if text]
     return "\n".join([
         RULE,
-        f"{chapter} OFFLINE DEMO: {title}",
+        f"{chapter} OFFLINE DEMO: {scenario['title']}",
         "No API key was found (or --offline was given), so a scripted model plays",
         "this chapter's scenario. It is served by a local scripted Messages API",
         "server and reached through the real anthropic SDK; the tools really run.",
         f"Workspace: {workdir}",
-        *(["Nobody answers questions in the demo: each permission prompt gets 'no'."]
-          if chapter >= "s03" else []),
+        *about,
         "To go live: cp .env.example .env, set ANTHROPIC_API_KEY, run again.",
         RULE,
     ])

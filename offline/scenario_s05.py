@@ -5,16 +5,26 @@ broken, to show that it is reported while the other still loads), a CHANGELOG.md
 a settings file in acceptEdits mode (so that, with s03's permissions, the edits run
 without a prompt and plan mode has a mode to return to).
 
-The plan is approved only if someone answers "y" at a terminal. When stdin is not a
-terminal (tests, the docs build), the answer is no and the model stops there; run the
-demo in a terminal to approve the plan and watch the fix go in.
+Two questions go to the learner at a terminal, and the story follows the answers:
+
+- Running the report (not read-only) asks: y, n or a. After an approved plan the
+  model runs it again: "a" (always) lets that run unasked, "y" asks again, and after
+  "n" the model does without it.
+- The plan asks for approval: "y" and the fix goes in, the tests and the report run;
+  "n" and nothing changes; anything else typed is feedback: the model presents the
+  plan again with the note, and asks once more.
+
+When stdin is not a terminal (tests, the docs build) every answer is no, and the
+model stops after the plan, having changed nothing.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from .scenarios import FIX_CONTEXT, tool_results, unittest_summary_from
+from .scenarios import (FIX_CONTEXT, calls, first_line, nobody_answered, refused,
+                        results_of, unittest_summary_from)
 from .server import reply, tool_use
 
 CHANGELOG_SKILL = """\
@@ -53,8 +63,9 @@ PLAN = """\
    Multiply it by `item["qty"]`, so that the value counts every unit.
 2. Leave `catalog_price` alone: it adds one of each on purpose. It has the
    same line, so the edit includes the docstring to pick the right one.
-3. Run the tests: `python3 -m unittest`.
+3. Run the tests and the report: `python3 -m unittest`, `python3 report.py`.
 """
+REPORT = "python3 report.py"  # not read-only: it asks, and "always" remembers it
 
 
 def setup(workdir: Path) -> None:
@@ -77,26 +88,62 @@ def broken_skills(request: dict) -> str:
     return "; ".join(ln[2:] for ln in lines if ln.startswith("- ")) or "(none)"
 
 
-def approved(request: dict) -> bool:
-    last = tool_results(request["messages"][-1])
-    return any("approved your plan" in text for text in last)
+def plan_answer(result: str) -> str | None:
+    """What the user said to a plan that was not approved (None: it was approved)."""
+    found = re.search(r"did not approve the plan \((.*)\)\. You are still", result, re.S)
+    return found[1] if found else None
+
+
+def changelog_turn(request: dict) -> dict:
+    """The entry says what the user notices: the report's figure, if it could run."""
+    result = results_of(request, "run_shell", command=REPORT)[-1]
+    value = first_line(result, "Stock value: ").removeprefix("Stock value: ")
+    entry = ENTRY.replace("stock value", f"stock value ({value} today)" if value else
+                          "stock value", 1)
+    return reply(tool_use("edit_file", {"file_path": "CHANGELOG.md",
+                                        "old_string": "## Unreleased\n\n",
+                                        "new_string": "## Unreleased\n\n" + entry + "\n"}))
 
 
 def after_the_plan(request: dict) -> dict:
-    if approved(request):
+    """The rest of the story, from the last call's result: whatever the user answered."""
+    use, result = calls(request)[-1]
+    said = plan_answer(result) if use["name"] == "exit_plan_mode" else None
+    if use["name"] == "exit_plan_mode" and said is None:
         return reply("Approved. Making the change now.",
                      tool_use("edit_file", {"file_path": "inventory.py",
                                             "old_string": FIX_CONTEXT,
                                             "new_string": FIX_CONTEXT + ' * item["qty"]'}))
-    said = tool_results(request["messages"][-1])[0]
-    why = said[said.find("(") + 1:said.find(")")] if "(" in said else said
-    return reply(f"The plan was not approved ({why}), so I changed nothing, and I am "
-                 "still in plan mode. Run this demo in a terminal to answer yourself.")
+    if said and said.startswith("the user's feedback: ") and use["input"]["plan"] == PLAN:
+        note = said.removeprefix("the user's feedback: ")
+        return reply("Here is the plan again, with your note.", tool_use(
+            "exit_plan_mode", {"plan": PLAN + f"4. Your note, \"{note}\": a change of its "
+                               "own, after this one. I will not make it now.\n"}))
+    if said:
+        ending = (" Run this demo in a terminal to answer yourself." if nobody_answered(result)
+                  else " Tell me what to change, and I will plan again.")
+        return reply(f"The plan was not approved ({said}), so I changed nothing, and I am "
+                     "still in plan mode." + ending)
+    if use["name"] == "edit_file":
+        report = results_of(request, "run_shell", command=REPORT)[0]
+        again = [tool_use("run_shell", {"command": REPORT})] if not refused(report) else []
+        return reply(tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"}),
+                     *again)
+    reports = results_of(request, "run_shell", command=REPORT)
+    report = (f" The report now says \"{first_line(reports[-1], 'Stock value')}\"."
+              if len(reports) > 1 and not refused(reports[-1]) else "")
+    noted = " Your note is left for a change of its own." if any(
+        "Your note" in use["input"].get("plan", "") for use, _ in calls(request)) else ""
+    return reply("Done: `total_value` now multiplies by the quantity. Tests: "
+                 + unittest_summary_from(request) + " (the low-stock line is a separate "
+                 "fix)." + report + noted)
 
 
 SCENARIO = {
     "title": "deferred tools, plan mode and a skill loaded on demand",
     "setup": setup,
+    "asks": ("before the report runs (y, n or a for always) and to approve the plan "
+             "(y, n, or type what to change)"),
     "prompts": [
         "Note the stock-value bug in the changelog, the way this project writes entries.",
         "Now plan the fix for the stock value. Don't change anything until I approve.",
@@ -105,11 +152,11 @@ SCENARIO = {
         # --- prompt 1: the system prompt lists the skills; the body loads on demand
         reply("This project has a changelog skill. I'll load it.",
               tool_use("skill", {"name": "changelog"})),
-        reply(tool_use("read_file", {"file_path": ".claude/skills/changelog/examples.md"}),
-              tool_use("read_file", {"file_path": "CHANGELOG.md"})),
-        reply(tool_use("edit_file", {"file_path": "CHANGELOG.md",
-                                     "old_string": "## Unreleased\n\n",
-                                     "new_string": "## Unreleased\n\n" + ENTRY + "\n"})),
+        reply("The skill says to write what the user notices, so I'll look at the report too.",
+              tool_use("read_file", {"file_path": ".claude/skills/changelog/examples.md"}),
+              tool_use("read_file", {"file_path": "CHANGELOG.md"}),
+              tool_use("run_shell", {"command": REPORT})),
+        changelog_turn,
         lambda request: reply(
             "Added a 'Known issue' line under ## Unreleased, following the changelog "
             "skill. One skill could not be loaded: " + broken_skills(request) + "."),
@@ -125,11 +172,7 @@ SCENARIO = {
                                      "new_string": FIX_CONTEXT + ' * item["qty"]'})),
         reply("Right: in plan mode I present the plan first.",
               tool_use("exit_plan_mode", {"plan": PLAN})),
-        after_the_plan,
-        # Only reached when the plan was approved (at a terminal):
-        reply(tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"})),
-        lambda request: reply("Done: `total_value` now multiplies by the quantity. "
-                              "Tests: " + unittest_summary_from(request) + " (the "
-                              "low-stock line is a separate fix)."),
+        # approved, refused, or feedback and a second plan: the story reads the answer
+        *[after_the_plan] * 5,
     ],
 }

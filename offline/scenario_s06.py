@@ -37,43 +37,47 @@ def subagent_answers(request: dict) -> list[str]:
     return tool_results(request["messages"][-1])
 
 
-S06 = {
-    "title": "parallel batches, streaming early start, subagents",
-    "setup": setup,
-    "prompts": ["Give me a quick tour of this project, run its tests, and check the two "
-                "functions that compute money. Be quick: do things in parallel."],
-    "turns": [
-        # Streamed slowly: watch the first three calls start before the reply ends.
-        reply("I'll look at the layout, the functions and the sizes at once, then run "
-              "the tests (that one runs alone), then read the README.",
-              tool_use("list_files", {"pattern": "**/*"}),
-              tool_use("grep_search", {"pattern": r"^def ", "include": "*.py"}),
-              tool_use("run_shell", {"command": "sleep 1; wc -l *.py"}),
-              tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"}),
-              tool_use("read_file", {"file_path": "README.md", "limit": 5}),
-              event_delay=0.04),
-        reply("Two independent checks: one subagent each.",
-              tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL}),
-              tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT})),
-        *routed({
-            CHECK_TOTAL: [
-                reply(tool_use("grep_search", {"pattern": "total \\+=", "path": "inventory.py"}),
-                      delay=0.5),
-                reply("total_value adds item[\"price\"] only, so it ignores the quantity "
-                      "its docstring promises.", delay=0.5)],
-            CHECK_REPORT: [
-                reply(tool_use("read_file", {"file_path": "report.py", "limit": 20}),
-                      tool_use("grep_search", {"pattern": "Running low", "path": "inventory.py"}),
-                      delay=0.5),
-                reply("The low-stock lines name the item but not how many are left.",
-                      delay=0.5)],
-        }),
-        lambda request: reply(
-            "Tour: stockroom keeps stock in stock.json; inventory.py computes values, "
-            "report.py prints the morning report. Tests: " + unittest_summary_from(request)
-            + ". The subagents found: (1) " + " (2) ".join(subagent_answers(request))
-            + " I changed nothing."),
-    ],
-}
+def scenario() -> dict:
+    """The scenario, made afresh for each run: its routed turns are used up as they
+    are played (a second demo in the same process needs its own)."""
+    return {
+        "title": "parallel batches, streaming early start, subagents",
+        "setup": setup,
+        "prompts": ["Give me a quick tour of this project, run its tests, and check the two "
+                    "functions that compute money. Be quick: do things in parallel."],
+        "turns": [
+            # Streamed slowly: watch the first three calls start before the reply ends.
+            reply("I'll look at the layout, the functions and the sizes at once, then run "
+                  "the tests (that one runs alone), then read the README.",
+                  tool_use("list_files", {"pattern": "**/*"}),
+                  tool_use("grep_search", {"pattern": r"^def ", "include": "*.py"}),
+                  tool_use("run_shell", {"command": "sleep 1; wc -l *.py"}),
+                  tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"}),
+                  tool_use("read_file", {"file_path": "README.md", "limit": 5}),
+                  event_delay=0.04),
+            reply("Two independent checks: one subagent each.",
+                  tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL}),
+                  tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT})),
+            *routed({
+                CHECK_TOTAL: [
+                    reply(tool_use("grep_search", {"pattern": "total \\+=", "path": "inventory.py"}),
+                          delay=0.5),
+                    reply("total_value adds item[\"price\"] only, so it ignores the quantity "
+                          "its docstring promises.", delay=0.5)],
+                CHECK_REPORT: [
+                    reply(tool_use("read_file", {"file_path": "report.py", "limit": 20}),
+                          tool_use("grep_search", {"pattern": "Running low", "path": "inventory.py"}),
+                          delay=0.5),
+                    reply("The low-stock lines name the item but not how many are left.",
+                          delay=0.5)],
+            }),
+            lambda request: reply(
+                "Tour: stockroom keeps stock in stock.json; inventory.py computes values, "
+                "report.py prints the morning report. Tests: " + unittest_summary_from(request)
+                + ". The subagents found: (1) " + " (2) ".join(subagent_answers(request))
+                + " I changed nothing."),
+        ],
+    }
 
-SCENARIO = S06
+
+SCENARIO = scenario

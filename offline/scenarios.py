@@ -3,24 +3,61 @@
 A scenario is the user's prompts plus the assistant turns the scripted server plays,
 in order, across all prompts. The tools really run on a copy of the sample project
 (see sample_project/), so what the demo prints is what the code did. A turn may be a
-function of the request, to quote a real tool_result back in the final answer.
+function of the request: it reads the conversation so far (the tool_results, and so
+what the user answered when the agent asked) and answers accordingly, the way a real
+model would. Optional keys: `setup(workdir)` prepares the copy, `env` sets variables
+for the demo's run, `asks` says what the demo asks the learner (shown in the banner).
 """
 
 from __future__ import annotations
 
+import os
+
 from .server import reply, tool_use
+
+
+def text_of(block: dict) -> str:
+    """The text of a tool_result block."""
+    content = block.get("content", "")
+    if isinstance(content, list):
+        content = "".join(c.get("text", "") for c in content)
+    return content
 
 
 def tool_results(message: dict) -> list[str]:
     """The texts of the tool_results in one user message."""
-    texts = []
-    for block in message["content"] if isinstance(message["content"], list) else []:
-        if isinstance(block, dict) and block.get("type") == "tool_result":
-            content = block.get("content", "")
-            if isinstance(content, list):
-                content = "".join(c.get("text", "") for c in content)
-            texts.append(content)
-    return texts
+    content = message["content"] if isinstance(message["content"], list) else []
+    return [text_of(b) for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+
+
+def calls(request: dict) -> list[tuple[dict, str]]:
+    """Every answered tool call of the conversation, in order: (tool_use, result text)."""
+    uses, done = {}, []
+    for message in request["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use":
+                uses[block["id"]] = block
+            elif block.get("type") == "tool_result" and block["tool_use_id"] in uses:
+                done.append((uses[block["tool_use_id"]], text_of(block)))
+    return done
+
+
+def results_of(request: dict, name: str, **fields) -> list[str]:
+    """The results of the calls of tool `name` whose input has these fields, in order."""
+    return [text for use, text in calls(request) if use["name"] == name
+            and all(use["input"].get(k) == v for k, v in fields.items())]
+
+
+def refused(result: str) -> bool:
+    """Did the permission gate refuse this call (it was not run)?"""
+    return result.startswith("Permission denied")
+
+
+def nobody_answered(result: str) -> bool:
+    """Was it refused because no one could answer (stdin is not a terminal)?"""
+    return "no one can answer" in result or "no one could answer" in result
 
 
 def unittest_summary(texts: list[str]) -> str:
@@ -28,6 +65,11 @@ def unittest_summary(texts: list[str]) -> str:
     lines = [ln for text in texts for ln in text.splitlines()
              if ln.startswith(("Ran ", "OK", "FAILED"))]
     return " / ".join(lines)
+
+
+def first_line(result: str, starting: str) -> str:
+    """The first line of a tool_result that starts with `starting`, or ''."""
+    return next((ln for ln in result.splitlines() if ln.startswith(starting)), "")
 
 
 # --- s01: the loop, with one shell tool -----------------------------------------
@@ -102,12 +144,20 @@ S02 = {
 
 
 # --- s03: the permission gate --------------------------------------------------
+# The demo asks the learner (in a terminal) before the report runs, before build/ is
+# removed and, if they said no to that, before the dangerous way of emptying it. Each
+# turn after a question reads the answer in its tool_result and goes on from there.
 
 S03_SETTINGS = {"permissions": {
     "defaultMode": "acceptEdits",                 # file edits in the workspace run
     "allow": ["Bash(python3 -m unittest *)"],     # the tests may run without asking
     "deny": ["Read(./.env)"],                     # secrets stay secret
 }}
+REPORT = "python3 report.py"               # runs code: asks, and "always" remembers it
+REMOVE_BUILD = "ls build; rm -rf build"     # `ls` alone would run; the `rm` must ask
+EMPTY_BUILD = 'rm -rf "$BUILD_DIR"/*'       # unset, that is `rm -rf /*`: dangerous
+# subtle: the demo sets BUILD_DIR=build (the scenario's "env"), so a learner who
+# answers yes to the dangerous command empties build/ and nothing else.
 
 
 def s03_setup(workdir) -> None:
@@ -120,37 +170,85 @@ def s03_setup(workdir) -> None:
     (workdir / ".env").write_text("SHOP_API_TOKEN=not-a-real-token\n")
 
 
+def why_not(result: str) -> str:
+    """How the model words a refusal: no one could answer, or the user said no."""
+    if nobody_answered(result):
+        return "no one was at the terminal to approve it"
+    return "you said no" if "the user said no" in result else "it was not approved"
+
+
+def s03_after_the_report(request: dict) -> dict:
+    result = results_of(request, "run_shell", command=REPORT)[-1]
+    said = (f"The report says \"{first_line(result, 'Stock value')}\": too low."
+            if not refused(result) else f"I'll do without the report ({why_not(result)}).")
+    return reply(said + " Next, the old build folder.",
+                 tool_use("run_shell", {"command": REMOVE_BUILD}))
+
+
+def s03_after_removing(request: dict) -> dict:
+    result = results_of(request, "run_shell", command=REMOVE_BUILD)[-1]
+    edit = tool_use("edit_file", {"file_path": "inventory.py", "old_string": FIX_CONTEXT,
+                                  "new_string": FIX_CONTEXT + ' * item["qty"]'})
+    if not refused(result):
+        return reply("build/ is gone. I'll fix total_value straight away.", edit)
+    if os.environ.get("BUILD_DIR") != "build":  # never risk the real `rm -rf /*`
+        return reply("I'll leave build/ alone and fix total_value.", edit)
+    return reply(f"I may not remove build/ ({why_not(result)}), so I'll only empty it, "
+                 "and fix total_value straight away.",
+                 tool_use("run_shell", {"command": EMPTY_BUILD}), edit)
+
+
+def s03_check(request: dict) -> dict:
+    """Run the tests, and the report again if it was allowed to run the first time."""
+    report = results_of(request, "run_shell", command=REPORT)
+    again = [tool_use("run_shell", {"command": REPORT})] if not refused(report[0]) else []
+    return reply(tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"}),
+                 *again)
+
+
+def s03_answer(request: dict) -> dict:
+    removed = results_of(request, "run_shell", command=REMOVE_BUILD)[-1]
+    emptied = results_of(request, "run_shell", command=EMPTY_BUILD)
+    if not refused(removed):
+        build = "Removed build/, with your approval."
+    elif emptied and not refused(emptied[-1]):
+        build = ("Emptied build/: you approved `rm -rf \"$BUILD_DIR\"/*`. This demo sets "
+                 "BUILD_DIR=build; unset, that command is `rm -rf /*`, which is why it asked.")
+    else:
+        build = (f"I did not clear build/: that needs your approval, and "
+                 f"{why_not((emptied or [removed])[-1])}, so it is still there.")
+    reports = results_of(request, "run_shell", command=REPORT)
+    report = (f" The report now says \"{first_line(reports[-1], 'Stock value')}\"."
+              if len(reports) > 1 and not refused(reports[-1]) else "")
+    return reply(
+        "Fixed `total_value` in inventory.py (it now multiplies by the quantity); I read "
+        f"the file first, as the gate required. {build} I could not check the token: a "
+        "deny rule keeps .env from me. Tests: " + unittest_summary_from(request)
+        + f" (the low-stock line is a separate fix).{report}")
+
+
 S03 = {
     "title": "the permission gate: read-only runs, a compound command asks, danger is caught",
     "setup": s03_setup,
+    "env": {"BUILD_DIR": "build"},
+    "asks": "before a command that is not read-only runs: answer y, n or a (always)",
     "prompts": ["Fix the stock value, clear out the old build folder, check the shop "
                 "token is configured, and run the tests."],
     "turns": [
         reply("Let me look around first.",
               tool_use("run_shell", {"command": "ls -a && ls build"}),
               tool_use("run_shell", {"command": "grep -n 'total +=' inventory.py"})),
-        # `ls` alone would run unasked; `; rm -rf build` rides along and must ask.
-        reply(tool_use("run_shell", {"command": "ls build; rm -rf build"})),
-        reply("I'll fix total_value straight away.",
-              tool_use("edit_file", {"file_path": "inventory.py",
-                                     "old_string": FIX_CONTEXT,
-                                     "new_string": FIX_CONTEXT + ' * item["qty"]'})),
+        reply("And what the report shows now.", tool_use("run_shell", {"command": REPORT})),
+        s03_after_the_report,
+        s03_after_removing,
+        # the edit of an unread file was refused: read it, then edit again
         reply(tool_use("read_file", {"file_path": "inventory.py"})),
         reply(tool_use("edit_file", {"file_path": "inventory.py",
                                      "old_string": FIX_CONTEXT,
                                      "new_string": FIX_CONTEXT + ' * item["qty"]'})),
-        # A classic: an unset variable turns this into `rm -rf /*`.
-        reply("I'll empty the build folder another way.",
-              tool_use("run_shell", {"command": 'rm -rf "$BUILD_DIR"/*'})),
         reply(tool_use("read_file", {"file_path": ".env"})),
-        reply(tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"}),
-              tool_use("run_shell", {"command": "ls build"})),
-        lambda request: reply(
-            "Fixed `total_value` in inventory.py (it now multiplies by the quantity); I read "
-            "the file first, as the gate required. I did not clear build/: removing it needs "
-            "your approval, and no one was at the terminal to give it, so it is still there. "
-            "I could not check the token: a deny rule keeps .env from me. Tests: "
-            + unittest_summary_from(request) + " (the low-stock line is a separate fix)."),
+        s03_check,
+        s03_answer,
     ],
 }
 

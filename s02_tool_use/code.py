@@ -45,6 +45,7 @@ Run:  python s02_tool_use/code.py            (REPL; offline demo if no API key)
 
 import argparse
 import difflib
+import io
 import logging
 import os
 import re
@@ -689,11 +690,18 @@ def execute_tool(block) -> tuple[str, bool]:
 
 # === s01 · display: each call and its result ===
 def show_call(block) -> None:
-    """Print a tool call the way the model asked for it."""
+    """Print a tool call the way the model asked for it, long values cut short."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
-    call = f"{block.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-    call = call if len(call) <= 200 else call[:197] + "..."
+    call = f"{block.name}({', '.join(f'{k}={short(v)}' for k, v in args.items())})"
     print(f"\033[36m> {call}\033[0m" if COLOR else f"> {call}")
+
+
+def short(value, limit: int = 70) -> str:
+    """repr(value), or its head and how long it is: one call stays on one line."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 18]}... ({len(text):,} chars)"
 
 
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
@@ -933,18 +941,69 @@ def make_client():
     return Anthropic(max_retries=MAX_RETRIES)
 
 
+HELP = f"""\
+the model: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL (for
+another provider) and MODEL_ID (default {DEFAULT_MODEL}), from the environment or
+from .env at the course's root (cp .env.example .env; the environment wins).
+With no key, or with --offline, a scripted model plays this chapter's offline
+demo: the real SDK and tools, on a scratch copy of a sample project."""
+
+
 def parse_args(argv):
-    p = argparse.ArgumentParser(description="s02: dispatch and file tools.")
+    p = argparse.ArgumentParser(
+        description="s02: dispatch and file tools.", epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("prompt", nargs="*", help="a task to run once (omit for the REPL)")
-    p.add_argument("--offline", action="store_true", help="play the scripted demo")
-    p.add_argument("--max-turns", type=int, default=MAX_TURNS)
+    p.add_argument("--offline", action="store_true",
+                   help="play the scripted offline demo, even with a key")
+    p.add_argument("--max-turns", type=int, default=MAX_TURNS, metavar="N",
+                   help=f"model calls a task may make (default {MAX_TURNS})")
     return p.parse_args(argv)
+
+
+KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first that fits
+    (lambda v: v.endswith("..."),  # as in .env.example: ANTHROPIC_API_KEY=sk-ant-...
+     "is still the placeholder from .env.example: put your key in its place"),
+    (lambda v: v == "", "is empty: put your key after the ="),
+    (lambda v: any(c.isspace() for c in v), "has spaces in it: remove them"),
+    (lambda v: any(q in v for q in "'\"`\u2018\u2019\u201c\u201d"),
+     "has quotes in it: write the key alone"),
+]
+
+
+def key_problem(env_file: Path) -> str | None:
+    """What makes the key unusable, in one line, before any request is made: the
+    placeholder from .env.example, an empty value in .env, stray quotes or spaces."""
+    from dotenv.parser import parse_stream  # .env as load_dotenv reads it, but quietly
+    text = env_file.read_text(encoding="utf-8") if env_file.is_file() else ""
+    lines = list(parse_stream(io.StringIO(text)))
+    in_file = {line.key: line.value for line in lines if line.key}
+    unread = [line.original.string.removeprefix("export ")
+              for line in lines if line.error]
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        where = "your environment" if name in os.environ else ".env"
+        value = os.environ.get(name, in_file.get(name))
+        if value is None and any(s.startswith(name) for s in unread):
+            return (f"{name} in .env cannot be read (a stray quote?): write it as "
+                    f"{name}=your-key, or remove it to play the offline demo.")
+        if value is None or (value == "" and where != ".env"):
+            continue  # unset, or emptied on purpose: no key, so the offline demo
+        for wrong, fix in KEY_PROBLEMS:
+            if wrong(value):
+                return (f"{name} in {where} {fix}, or remove it to play the "
+                        "offline demo.")
+    return None
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    env_file = Path(__file__).resolve().parent.parent / ".env"
+    problem = None if args.offline else key_problem(env_file)
+    if problem:  # before .env is loaded: we need to know where the key came from
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     from dotenv import load_dotenv
-    load_dotenv(Path(__file__).resolve().parent.parent / ".env")  # the environment wins
+    load_dotenv(env_file)  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
     has_key = (os.environ.get("ANTHROPIC_API_KEY")
                or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
@@ -959,6 +1018,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `code.py | head`: the reader left, so stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:
         print(f"error: {explain(e)}", file=sys.stderr)
         return 1

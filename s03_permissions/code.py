@@ -45,7 +45,7 @@ Reading map (search for "s03 ·" to find what is new):
     then shows whole; `list_files` and `grep_search` leave out what a Read deny
     rule covers; `execute_tool` moves to the pipeline, with the gate in it;
     `main` and `run_offline_demo` set the mode and say which rules are in force;
-    `parse_args` adds --permission-mode.
+    `parse_args` adds --permission-mode; `show_result` leaves out a refusal.
   Unchanged: the agent loop, run_shell and the other tools' work.
   Left for later: hooks (s04), deferred tools (s05), concurrency (s06).
 
@@ -60,6 +60,7 @@ import difflib
 import functools
 import glob
 import hashlib
+import io
 import json
 import logging
 import os
@@ -1907,20 +1908,19 @@ def permission_summary() -> str:
     """One line: the mode in force, where it came from, and the rules loaded."""
     settings = load_settings()
     mode = current_mode(settings)
-    source = ("--permission-mode" if SESSION["mode"] else
-              ".claude/settings" if settings["defaultMode"] == mode else "the default")
+    source = ("from --permission-mode" if SESSION["mode"] else "from .claude/settings"
+              if settings["defaultMode"] == mode else "no flag or setting chose one")
     rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
     problems = "".join(f"\n  ignored a broken settings file: {p}"
                        for p in settings["problems"])
-    return f"permission mode: {mode} (from {source}); rules: {rules}{problems}"
+    return f"permission mode: {mode} ({source}); rules: {rules}{problems}"
 
 
 # === s03 · permissions: decide_permission, the order is the policy ===
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
     """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
-    decision, reason, _ = decide(tool_name, tool_input, mode, rules)
-    return decision, reason
+    return decide(tool_name, tool_input, mode, rules)[:2]
 
 
 def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
@@ -2073,13 +2073,16 @@ def approval_key(tool: str, tool_input: dict) -> tuple:
     return tool, str(resolve_path(path_of(tool_input)))
 
 
+DENIED = ("Permission denied: ",)  # results that start so: the user saw why already
+
+
 def check_permission(tool_name: str, tool_input: dict) -> str | None:
     """None if the call may run; else the message that tells the model why not."""
     settings = load_settings()
     mode = current_mode(settings)
     decision, reason, source = decide(tool_name, tool_input, mode, settings)
     tool = tool_meta(tool_name)["tool"]
-    key = approval_key(tool, tool_input)
+    key, shown = approval_key(tool, tool_input), None
     if (decision == "ask" and source in ("mode", "outside")
             and key in SESSION["approved"]):
         decision, reason = "allow", "approved earlier this session (always)"
@@ -2088,10 +2091,11 @@ def check_permission(tool_name: str, tool_input: dict) -> str | None:
                                source in ("mode", "outside"))
         if answer == "always":
             SESSION["approved"].add(key)
+        shown = why if stdin_is_interactive() else None  # it showed the reason
         decision, reason = ("allow" if answer != "no" else "deny"), f"{reason}; {why}"
-    show_decision(decision, reason)
+    show_decision(decision, shown or reason)
     if decision != "allow":
-        return (f"Permission denied: {describe_call(tool_name, tool_input)} "
+        return (f"{DENIED[0]}{describe_call(tool_name, tool_input)} "
                 f"was not run. Why: {reason}. Do not retry the same call; "
                 "find another way or ask the user.")
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
@@ -2100,9 +2104,8 @@ def check_permission(tool_name: str, tool_input: dict) -> str | None:
 
 
 def show_decision(decision: str, reason: str) -> None:
-    """Print what the permission gate decided about a call, and why."""
+    """Print what the permission gate decided about a call, and why, whole."""
     row = f"  [{decision}] {reason}"
-    row = row if len(row) <= 160 else row[:157] + "..."
     print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
 
 
@@ -2177,15 +2180,24 @@ def execute_tool(block) -> tuple[str, bool]:
 
 # === s01 · display: each call and its result ===
 def show_call(block) -> None:
-    """Print a tool call the way the model asked for it."""
+    """Print a tool call the way the model asked for it, long values cut short."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
-    call = f"{block.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-    call = call if len(call) <= 200 else call[:197] + "..."
+    call = f"{block.name}({', '.join(f'{k}={short(v)}' for k, v in args.items())})"
     print(f"\033[36m> {call}\033[0m" if COLOR else f"> {call}")
+
+
+def short(value, limit: int = 70) -> str:
+    """repr(value), or its head and how long it is: one call stays on one line."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 18]}... ({len(text):,} chars)"
 
 
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
+    if is_error and output.startswith(DENIED):  # the gate showed why: once is enough
+        return
     rows = output.splitlines() or [""]
     preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
                               if len(rows) > lines else [])
@@ -2422,20 +2434,72 @@ def make_client():
     return Anthropic(max_retries=MAX_RETRIES)
 
 
+HELP = f"""\
+the model: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL (for
+another provider) and MODEL_ID (default {DEFAULT_MODEL}), from the environment or
+from .env at the course's root (cp .env.example .env; the environment wins).
+With no key, or with --offline, a scripted model plays this chapter's offline
+demo: the real SDK and tools, on a scratch copy of a sample project."""
+
+
 def parse_args(argv):
-    p = argparse.ArgumentParser(description="s03: permissions.")
+    p = argparse.ArgumentParser(
+        description="s03: permissions.", epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("prompt", nargs="*", help="a task to run once (omit for the REPL)")
-    p.add_argument("--offline", action="store_true", help="play the scripted demo")
-    p.add_argument("--max-turns", type=int, default=MAX_TURNS)
+    p.add_argument("--offline", action="store_true",
+                   help="play the scripted offline demo, even with a key")
+    p.add_argument("--max-turns", type=int, default=MAX_TURNS, metavar="N",
+                   help=f"model calls a task may make (default {MAX_TURNS})")
     p.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
-                   help="default: settings' permissions.defaultMode, else 'default'")
+                   help="this session's permission mode (default: the settings' "
+                        "permissions.defaultMode, else default)")
     return p.parse_args(argv)
+
+
+KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first that fits
+    (lambda v: v.endswith("..."),  # as in .env.example: ANTHROPIC_API_KEY=sk-ant-...
+     "is still the placeholder from .env.example: put your key in its place"),
+    (lambda v: v == "", "is empty: put your key after the ="),
+    (lambda v: any(c.isspace() for c in v), "has spaces in it: remove them"),
+    (lambda v: any(q in v for q in "'\"`\u2018\u2019\u201c\u201d"),
+     "has quotes in it: write the key alone"),
+]
+
+
+def key_problem(env_file: Path) -> str | None:
+    """What makes the key unusable, in one line, before any request is made: the
+    placeholder from .env.example, an empty value in .env, stray quotes or spaces."""
+    from dotenv.parser import parse_stream  # .env as load_dotenv reads it, but quietly
+    text = env_file.read_text(encoding="utf-8") if env_file.is_file() else ""
+    lines = list(parse_stream(io.StringIO(text)))
+    in_file = {line.key: line.value for line in lines if line.key}
+    unread = [line.original.string.removeprefix("export ")
+              for line in lines if line.error]
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        where = "your environment" if name in os.environ else ".env"
+        value = os.environ.get(name, in_file.get(name))
+        if value is None and any(s.startswith(name) for s in unread):
+            return (f"{name} in .env cannot be read (a stray quote?): write it as "
+                    f"{name}=your-key, or remove it to play the offline demo.")
+        if value is None or (value == "" and where != ".env"):
+            continue  # unset, or emptied on purpose: no key, so the offline demo
+        for wrong, fix in KEY_PROBLEMS:
+            if wrong(value):
+                return (f"{name} in {where} {fix}, or remove it to play the "
+                        "offline demo.")
+    return None
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    env_file = Path(__file__).resolve().parent.parent / ".env"
+    problem = None if args.offline else key_problem(env_file)
+    if problem:  # before .env is loaded: we need to know where the key came from
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     from dotenv import load_dotenv
-    load_dotenv(Path(__file__).resolve().parent.parent / ".env")  # the environment wins
+    load_dotenv(env_file)  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
     SESSION["mode"] = args.permission_mode
     has_key = (os.environ.get("ANTHROPIC_API_KEY")
@@ -2452,6 +2516,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `code.py | head`: the reader left, so stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:
         print(f"error: {explain(e)}", file=sys.stderr)
         return 1

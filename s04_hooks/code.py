@@ -29,8 +29,9 @@ Reading map (search for "s04 ·" to find what is new):
   Changed here: `execute_tool` runs the PreToolUse hooks before the gate and the
     PostToolUse ones after the call; `check_permission` weighs a hook's decision;
     `agent_loop` stops when a hook said `"continue": false`; `new_session` adds the
-    hooks' session id and that stop; `main` and `run_offline_demo` list the hooks
-    in force; `parse_args` describes this chapter.
+    hooks' session id, that stop and the quiet hooks, which `run_task` sums up;
+    `main` and `run_offline_demo` list the hooks, `parse_args` the chapter;
+    `DENIED` adds a hook's block.
   Unchanged: the tools, the rules and modes, the bash classifier.
   Left for later: deferred tools (s05), concurrency (s06).
 
@@ -45,6 +46,7 @@ import difflib
 import functools
 import glob
 import hashlib
+import io
 import json
 import logging
 import os
@@ -105,6 +107,7 @@ def new_session() -> dict:
         "read": {},          # {Path: (mtime_ns, sha256)}: as we last read or wrote it
         "session_id": uuid.uuid4().hex,  # s04: sent to every hook
         "stop": None,        # s04: a hook's stopReason, once one said "continue": false
+        "quiet": {},         # s04: {hook: runs} that passed without a word, this task
     }
 
 
@@ -1894,20 +1897,19 @@ def permission_summary() -> str:
     """One line: the mode in force, where it came from, and the rules loaded."""
     settings = load_settings()
     mode = current_mode(settings)
-    source = ("--permission-mode" if SESSION["mode"] else
-              ".claude/settings" if settings["defaultMode"] == mode else "the default")
+    source = ("from --permission-mode" if SESSION["mode"] else "from .claude/settings"
+              if settings["defaultMode"] == mode else "no flag or setting chose one")
     rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
     problems = "".join(f"\n  ignored a broken settings file: {p}"
                        for p in settings["problems"])
-    return f"permission mode: {mode} (from {source}); rules: {rules}{problems}"
+    return f"permission mode: {mode} ({source}); rules: {rules}{problems}"
 
 
 # === s03 · permissions: decide_permission, the order is the policy ===
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
     """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
-    decision, reason, _ = decide(tool_name, tool_input, mode, rules)
-    return decision, reason
+    return decide(tool_name, tool_input, mode, rules)[:2]
 
 
 def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
@@ -2060,6 +2062,9 @@ def approval_key(tool: str, tool_input: dict) -> tuple:
     return tool, str(resolve_path(path_of(tool_input)))
 
 
+DENIED = ("Permission denied: ", "Blocked by a PreToolUse hook: ")  # shown already
+
+
 def check_permission(tool_name: str, tool_input: dict,
                      hook: dict | None = None) -> str | None:
     """None if the call may run; else the message that tells the model why not."""
@@ -2068,7 +2073,7 @@ def check_permission(tool_name: str, tool_input: dict,
     decision, reason, source = decide(tool_name, tool_input, mode, settings)
     decision, reason, source = hook_and_gate(hook, decision, reason, source)
     tool = tool_meta(tool_name)["tool"]
-    key = approval_key(tool, tool_input)
+    key, shown = approval_key(tool, tool_input), None
     if (decision == "ask" and source in ("mode", "outside")
             and key in SESSION["approved"]):
         decision, reason = "allow", "approved earlier this session (always)"
@@ -2077,10 +2082,11 @@ def check_permission(tool_name: str, tool_input: dict,
                                source in ("mode", "outside"))
         if answer == "always":
             SESSION["approved"].add(key)
+        shown = why if stdin_is_interactive() else None  # it showed the reason
         decision, reason = ("allow" if answer != "no" else "deny"), f"{reason}; {why}"
-    show_decision(decision, reason)
+    show_decision(decision, shown or reason)
     if decision != "allow":
-        return (f"Permission denied: {describe_call(tool_name, tool_input)} "
+        return (f"{DENIED[0]}{describe_call(tool_name, tool_input)} "
                 f"was not run. Why: {reason}. Do not retry the same call; "
                 "find another way or ask the user.")
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
@@ -2089,9 +2095,8 @@ def check_permission(tool_name: str, tool_input: dict,
 
 
 def show_decision(decision: str, reason: str) -> None:
-    """Print what the permission gate decided about a call, and why."""
+    """Print what the permission gate decided about a call, and why, whole."""
     row = f"  [{decision}] {reason}"
-    row = row if len(row) <= 160 else row[:157] + "..."
     print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
 
 
@@ -2138,7 +2143,7 @@ def remember_file(tool: str, tool_input: dict) -> None:
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 HOOK_TIMEOUT = 60             # seconds a hook may run unless its settings say otherwise
 MAX_HOOK_CONTEXT = 10_000     # characters hooks may add to one tool_result
-MAX_HOOK_OUTPUT = 1_000_000   # bytes of a hook's stdout or stderr we read, at most
+MAX_HOOK_OUTPUT = 10_000_000  # bytes of a hook's stdout or stderr we read, at most
 
 
 def load_hooks() -> dict:
@@ -2146,18 +2151,17 @@ def load_hooks() -> dict:
     the permission rules): the groups add up. A broken file is reported and skipped."""
     merged = {event: [] for event in HOOK_EVENTS}
     for name in SETTINGS_FILES:
-        file = Path.cwd() / name
-        if not file.is_file():
+        if not (file := Path.cwd() / name).is_file():
             continue
         try:
             hooks = json.loads(file.read_text(encoding="utf-8")).get("hooks") or {}
             found = {event: [g for g in hooks.get(event) or [] if isinstance(g, dict)]
-                     for event in HOOK_EVENTS}
+                     for event in dict.fromkeys([*HOOK_EVENTS, *hooks])}
         except (ValueError, OSError, AttributeError, TypeError) as e:
             show_hook_line(f"hooks in {name} ignored: {e}", error=True)
             continue
-        for event in HOOK_EVENTS:
-            merged[event] += found[event]
+        for event, groups in found.items():
+            merged[event] = merged.get(event, []) + groups
     return merged
 
 
@@ -2199,9 +2203,10 @@ def hooks_for(event: str, tool_name: str) -> list[tuple[str, float]]:
 
 
 def hooks_summary() -> str:
-    """One line for the start of a run: how many hooks the settings register."""
+    """One line for the start of a run: the hooks registered, and for what."""
     counts = [f"{sum(len(g['hooks']) for g in gs if isinstance(g.get('hooks'), list))} "
-              f"{event}" for event, gs in load_hooks().items() if gs]
+              f"{event}{'' if event in HOOK_EVENTS else ' (not run by this chapter)'}"
+              for event, gs in load_hooks().items() if gs]
     return f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
 
 
@@ -2241,18 +2246,18 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
             code = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            return {"exit": None, "stdout": "",
-                    "stderr": f"timed out after {timeout:g}s; "
-                              "killed with all it started"}
+            why = f"timed out after {timeout:g}s; killed with all it started"
+            return {"exit": None, "stdout": "", "stderr": why}
         except BaseException:  # Ctrl-C: never leave a hook running behind us
             kill_group(proc)
             raise
         kill_group(proc)  # anything it left running in the background goes too
         out.seek(0)
         err.seek(0)
-        return {"exit": code,
-                "stdout": out.read(MAX_HOOK_OUTPUT).decode(errors="replace"),
-                "stderr": err.read(MAX_HOOK_OUTPUT).decode(errors="replace")}
+        stdout, stderr = out.read(MAX_HOOK_OUTPUT + 1), err.read(MAX_HOOK_OUTPUT)
+        return {"exit": code, "cut": len(stdout) > MAX_HOOK_OUTPUT,
+                "stdout": stdout[:MAX_HOOK_OUTPUT].decode(errors="replace"),
+                "stderr": stderr.decode(errors="replace")}
 
 
 # === s04 · hooks: reading its answer ===
@@ -2265,6 +2270,8 @@ def read_answer(event: str, command: str, run: dict) -> dict:
               "feedback": "", "stop": None, "shown": f"exit {run['exit']}",
               "error": False}
     stderr = run["stderr"].strip()
+    if run.get("cut"):  # never drop output silently: JSON cut short cannot be read
+        answer.update(error=True, shown=f"exit {run['exit']}, output too long, cut")
     if run["exit"] == 2:  # a blocking error: stderr is the message, stdout is ignored
         why = stderr or f"hook `{command}` exited 2 with nothing on stderr"
         if event == "PreToolUse":
@@ -2333,17 +2340,15 @@ def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
     """Run every hook for this event and tool, then combine their answers so that
     their order never matters: deny > ask > allow, any stop stops, texts add up."""
     payload = hook_payload(event, tool_name, tool_input, tool_use_id, **extra)
-    answers, quiet = [], []
+    answers = []
     for command, timeout in hooks_for(event, tool_name):
         answer = read_answer(event, command, run_hook(command, payload, timeout))
-        if answer["shown"] == "exit 0":  # ran, said nothing: one line for all of them
-            quiet.append(hook_label(command))
+        label = hook_label(command)
+        if answer["shown"] == "exit 0":  # passed, said nothing: counted for the task
+            SESSION["quiet"][label] = SESSION["quiet"].get(label, 0) + 1
         else:
-            show_hook_line(f"{event} {hook_label(command)}: {answer['shown']}",
-                           answer["error"])
+            show_hook_line(f"{event} {label}: {answer['shown']}", answer["error"])
         answers.append(answer)
-    if quiet:
-        show_hook_line(f"{event} {', '.join(quiet)}: exit 0")
     strongest = max([STRENGTH[a["decision"]] for a in answers], default=0)
     deciders = [a for a in answers
                 if a["decision"] and STRENGTH[a["decision"]] == strongest]
@@ -2360,6 +2365,7 @@ def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
     if len(updates) > 1 and combined["decision"] != "deny":  # which one? fail closed
         combined.update(decision="deny",
                         reason="two hooks rewrote the input differently")
+        show_hook_line(f"{event}: denied, {combined['reason']}", error=True)
     return combined
 
 
@@ -2367,6 +2373,7 @@ def capped(text: str) -> str:
     """Hook text for the model, capped: a chatty hook must not flood the context."""
     if len(text) <= MAX_HOOK_CONTEXT:
         return text
+    show_hook_line(f"hook text cut to {MAX_HOOK_CONTEXT:,} characters of {len(text):,}")
     return (text[:MAX_HOOK_CONTEXT] + f"\n[... {len(text) - MAX_HOOK_CONTEXT:,} "
             f"characters cut: hooks may add at most {MAX_HOOK_CONTEXT:,}]")
 
@@ -2382,6 +2389,14 @@ def hook_label(command: str) -> str:
     if scripts:
         return scripts[-1]
     return f"`{command}`" if len(command) <= 40 else f"`{command[:37]}...`"
+
+
+def show_quiet_hooks() -> None:
+    """After a task, in one line: the hooks that passed without a word."""
+    if SESSION["quiet"]:  # an audit hook on every call would fill the screen
+        show_hook_line("hooks that passed without a word: " + ", ".join(
+            f"{label} x{runs}" for label, runs in SESSION["quiet"].items()))
+    SESSION["quiet"] = {}
 
 
 def show_hook_line(text: str, error: bool = False) -> None:
@@ -2400,14 +2415,11 @@ def pre_tool_use(block) -> dict:
     if hook["stop"]:
         SESSION["stop"] = hook["stop"]
         hook["blocked"] = "Not run: a hook stopped the agent."
-    elif hook["decision"] == "deny":
-        show_decision("deny",
-                      f"PreToolUse hook: {(hook['reason'].splitlines() or [''])[0]}")
-        hook["blocked"] = f"Blocked by a PreToolUse hook: {capped(hook['reason'])}"
+    elif hook["decision"] == "deny":  # its hook line said why: not said again
+        hook["blocked"] = f"{DENIED[1]}{capped(hook['reason'])}"
     elif hook["updated_input"] is not None:
-        problem = validate_input(TOOL_BY_NAME[block.name]["input_schema"],
-                                 hook["updated_input"])
-        if problem:
+        if problem := validate_input(TOOL_BY_NAME[block.name]["input_schema"],
+                                     hook["updated_input"]):
             hook["blocked"] = ("Error: a PreToolUse hook's updatedInput is invalid: "
                                f"{problem}.")
         else:
@@ -2496,15 +2508,24 @@ def execute_tool(block) -> tuple[str, bool]:
 
 # === s01 · display: each call and its result ===
 def show_call(block) -> None:
-    """Print a tool call the way the model asked for it."""
+    """Print a tool call the way the model asked for it, long values cut short."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
-    call = f"{block.name}({', '.join(f'{k}={v!r}' for k, v in args.items())})"
-    call = call if len(call) <= 200 else call[:197] + "..."
+    call = f"{block.name}({', '.join(f'{k}={short(v)}' for k, v in args.items())})"
     print(f"\033[36m> {call}\033[0m" if COLOR else f"> {call}")
+
+
+def short(value, limit: int = 70) -> str:
+    """repr(value), or its head and how long it is: one call stays on one line."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit - 18]}... ({len(text):,} chars)"
 
 
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
+    if is_error and output.startswith(DENIED):  # the gate showed why: once is enough
+        return
     rows = output.splitlines() or [""]
     preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
                               if len(rows) > lines else [])
@@ -2690,6 +2711,7 @@ def run_task(prompt: str, messages: list, client, args) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
     print(agent_loop(messages, client, model=args.model, max_turns=args.max_turns))
+    show_quiet_hooks()
 
 
 def repl(client, args) -> int:
@@ -2744,20 +2766,72 @@ def make_client():
     return Anthropic(max_retries=MAX_RETRIES)
 
 
+HELP = f"""\
+the model: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL (for
+another provider) and MODEL_ID (default {DEFAULT_MODEL}), from the environment or
+from .env at the course's root (cp .env.example .env; the environment wins).
+With no key, or with --offline, a scripted model plays this chapter's offline
+demo: the real SDK and tools, on a scratch copy of a sample project."""
+
+
 def parse_args(argv):
-    p = argparse.ArgumentParser(description="s04: hooks.")
+    p = argparse.ArgumentParser(
+        description="s04: hooks.", epilog=HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("prompt", nargs="*", help="a task to run once (omit for the REPL)")
-    p.add_argument("--offline", action="store_true", help="play the scripted demo")
-    p.add_argument("--max-turns", type=int, default=MAX_TURNS)
+    p.add_argument("--offline", action="store_true",
+                   help="play the scripted offline demo, even with a key")
+    p.add_argument("--max-turns", type=int, default=MAX_TURNS, metavar="N",
+                   help=f"model calls a task may make (default {MAX_TURNS})")
     p.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
-                   help="default: settings' permissions.defaultMode, else 'default'")
+                   help="this session's permission mode (default: the settings' "
+                        "permissions.defaultMode, else default)")
     return p.parse_args(argv)
+
+
+KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first that fits
+    (lambda v: v.endswith("..."),  # as in .env.example: ANTHROPIC_API_KEY=sk-ant-...
+     "is still the placeholder from .env.example: put your key in its place"),
+    (lambda v: v == "", "is empty: put your key after the ="),
+    (lambda v: any(c.isspace() for c in v), "has spaces in it: remove them"),
+    (lambda v: any(q in v for q in "'\"`\u2018\u2019\u201c\u201d"),
+     "has quotes in it: write the key alone"),
+]
+
+
+def key_problem(env_file: Path) -> str | None:
+    """What makes the key unusable, in one line, before any request is made: the
+    placeholder from .env.example, an empty value in .env, stray quotes or spaces."""
+    from dotenv.parser import parse_stream  # .env as load_dotenv reads it, but quietly
+    text = env_file.read_text(encoding="utf-8") if env_file.is_file() else ""
+    lines = list(parse_stream(io.StringIO(text)))
+    in_file = {line.key: line.value for line in lines if line.key}
+    unread = [line.original.string.removeprefix("export ")
+              for line in lines if line.error]
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        where = "your environment" if name in os.environ else ".env"
+        value = os.environ.get(name, in_file.get(name))
+        if value is None and any(s.startswith(name) for s in unread):
+            return (f"{name} in .env cannot be read (a stray quote?): write it as "
+                    f"{name}=your-key, or remove it to play the offline demo.")
+        if value is None or (value == "" and where != ".env"):
+            continue  # unset, or emptied on purpose: no key, so the offline demo
+        for wrong, fix in KEY_PROBLEMS:
+            if wrong(value):
+                return (f"{name} in {where} {fix}, or remove it to play the "
+                        "offline demo.")
+    return None
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    env_file = Path(__file__).resolve().parent.parent / ".env"
+    problem = None if args.offline else key_problem(env_file)
+    if problem:  # before .env is loaded: we need to know where the key came from
+        print(f"error: {problem}", file=sys.stderr)
+        return 1
     from dotenv import load_dotenv
-    load_dotenv(Path(__file__).resolve().parent.parent / ".env")  # the environment wins
+    load_dotenv(env_file)  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
     SESSION["mode"] = args.permission_mode
     has_key = (os.environ.get("ANTHROPIC_API_KEY")
@@ -2775,6 +2849,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `code.py | head`: the reader left, so stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as e:
         print(f"error: {explain(e)}", file=sys.stderr)
         return 1

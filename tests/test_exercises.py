@@ -97,7 +97,8 @@ def made(tmp_path_factory) -> Path:
             shutil.copy(path, target)
     for stand_in in (folder / "offline", folder / "solutions" / "offline"):
         stand_in.mkdir(parents=True, exist_ok=True)  # `offline` beside the copies' folders
-        (stand_in / "__init__.py").write_text(f"__path__ = [{str(ROOT / 'offline')!r}]\n")
+        (stand_in / "__init__.py").write_text(  # the course's package, and the exercises'
+            f"__path__ = {[str(ROOT / 'offline'), str(ROOT / 'exercises' / 'offline')]!r}\n")
     return folder
 
 

@@ -312,8 +312,10 @@ def test_s06_demo_shows_early_start_batches_and_subagents(chapter, workspace, tm
     proc = run_cli(chapter, "--offline", cwd=workspace, TMPDIR=str(tmp_path), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
-    early = out.index("[reply complete; 3 safe call(s) started while it streamed]")
+    early = out.index("[reply complete: list_files, grep_search, run_shell started while "
+                      "it streamed]")
     assert out.index("> list_files(") < early < out.index("> run_shell(command='python3 -m unittest")
+    assert "batch 1 · 3 calls in parallel: " in out and "batch 2 · run_shell " in out
     assert "FAILED (failures=2)" in out  # the unsafe test run ran, alone, after the stream
     assert "[check total_value] > grep_search(" in out and "[check report] > read_file(" in out
     assert "ignores the quantity" in out and "I changed nothing." in out

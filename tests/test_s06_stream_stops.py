@@ -69,7 +69,7 @@ def test_the_last_call_of_a_whole_reply_still_starts(mod, server, client, worksp
                reply("ok"))
     run_agent(mod, client, "read")
     assert was_read(mod, "a.txt")
-    assert "1 safe call(s) started while it streamed" in capsys.readouterr().out
+    assert "[reply complete: read_file started while it streamed]" in capsys.readouterr().out
 
 
 def test_an_error_event_mid_stream_is_named_and_the_repl_goes_on(chapter, server, workspace):

@@ -58,7 +58,9 @@ def test_loop_prints_one_line_per_model_call(mod, server, client, capsys):
         f"the model was called {len(server.requests)} times, but agent_loop printed "
         f"{len(lines)} [tokens] line(s): one per call, the last one (the answer) included.")
     parsed = [TOKENS_LINE.match(ln) for ln in lines]
-    assert all(parsed), f"a [tokens] line does not have the shape usage_line makes: {lines}"
+    assert all(parsed), ("a [tokens] line does not have the shape usage_line makes, "
+                         "'[tokens] turn 1: 1,000 in, 24 out | task so far: 1,000 in, 24 out': "
+                         f"{lines}")
     assert [int(m[1]) for m in parsed] == [1, 2, 3], f"turns should be numbered 1, 2, 3: {lines}"
     assert [number(m[2]) for m in parsed] == [1000, 1100, 1250], (
         f"the input tokens printed should be the API's 1,000, 1,100 and 1,250: {lines}")
@@ -77,7 +79,8 @@ def test_line_comes_as_soon_as_the_reply_does(mod, server, client, capsys):
     first_call = next((i for i, ln in enumerate(out) if ln.startswith("> run_shell")), None)
     assert first_tokens is not None, "no '[tokens] turn 1' line was printed:\n" + "\n".join(out)
     assert first_call is None or first_tokens < first_call, (
-        "print the [tokens] line right after the model call, before running its tools.")
+        "print the [tokens] line right after the model call, before running its tools; "
+        f"it came after {out[first_call]!r}.")
 
 
 def test_each_task_counts_from_zero(mod, server, client, capsys):

@@ -39,7 +39,8 @@ def test_no_budget_runs_as_before(mod, server, client):
     _, final = run_agent(mod, client, "make files")
     assert final == "Made two files.", (
         f"without a budget the answer should come back, not {final!r}")
-    assert Path("a.txt").exists() and Path("b.txt").exists(), "both commands should have run"
+    missing = [f for f in ("a.txt", "b.txt") if not Path(f).exists()]
+    assert not missing, f"both commands should have run, but {missing} was not made"
 
 
 def test_stops_once_the_budget_is_spent(mod, server, client):
@@ -56,7 +57,8 @@ def test_stops_once_the_budget_is_spent(mod, server, client):
     assert isinstance(final, str) and final.startswith("[stopped"), (
         f"when the budget stops the task, return a line that starts with '[stopped', not {final!r}")
     assert f"{budget:,}" in final, f"say what the budget was ({budget:,}) in {final!r}"
-    assert Path("first.txt").exists(), "the first reply's command was within budget and should run"
+    assert Path("first.txt").exists(), (
+        "the first reply's command was within budget and should run: first.txt is missing")
     assert not Path("second.txt").exists(), (
         "the reply that spent the budget asked for a command, and it ran. Answer it "
         "without running it: the model would never see its result.")
@@ -64,7 +66,8 @@ def test_stops_once_the_budget_is_spent(mod, server, client):
     assert problem is None, f"the transcript you leave is invalid: {problem}"
     last = blocks(messages[-1])
     assert [b.get("tool_use_id") for b in last] == ["toolu_second"] and last[0].get("is_error"), (
-        "the last message should hold one tool_result for the unrun call, with is_error true.")
+        "the last message should hold one tool_result for the unrun call, with is_error "
+        f"true; it holds {last}")
     assert "budget" in result_text(last[0]), (
         f"tell the model why its call was not run (mention the budget): {result_text(last[0])!r}")
 
@@ -78,7 +81,8 @@ def test_every_call_of_the_last_reply_is_answered(mod, server, client):
     messages, final = run_agent(mod, client, "go", token_budget=1)
     assert len(server.requests) == 1, (
         "a budget of 1 is spent by the first reply: call the model once")
-    assert not Path("x.txt").exists() and not Path("y.txt").exists(), "neither call should run"
+    ran = [f for f in ("x.txt", "y.txt") if Path(f).exists()]
+    assert not ran, f"neither call should run, but {ran} was made"
     problem = transcript_problem(messages)
     assert problem is None, f"the transcript you leave is invalid: {problem}"
     assert final.startswith("[stopped"), f"return a '[stopped ...' line, not {final!r}"

@@ -54,7 +54,7 @@ def test_third_identical_call_stops_the_task(mod, server, client):
     assert problem is None, f"the transcript you leave is invalid: {problem}"
     last = blocks(messages[-1])
     assert last[0].get("tool_use_id") == "toolu_third" and last[0].get("is_error"), (
-        "the unrun call needs a tool_result with is_error true.")
+        f"the unrun call needs a tool_result with is_error true; the last message is {last}")
     assert "not run" in result_text(last[0]), (
         f"tell the model its call was not run ('not run: ...'): {result_text(last[0])!r}")
 

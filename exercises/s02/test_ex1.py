@@ -52,7 +52,8 @@ def test_schema_is_in_tools(mod):
         "TOOLS has no entry named 'file_info': the model only knows the tools in TOOLS.")
     tool = schemas["file_info"]
     assert tool.get("description"), (
-        "give file_info a description: it is how the model knows when to use it")
+        "give file_info a description: it is how the model knows when to use it; it has "
+        f"{tool.get('description')!r}")
     schema = tool.get("input_schema", {})
     assert schema.get("properties", {}).get("file_path", {}).get("type") == "string", (
         f"file_info's input_schema should have a string property file_path: {schema}")

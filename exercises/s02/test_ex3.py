@@ -118,7 +118,8 @@ def test_schema_and_the_loop(mod, server, client):
     assert props.get("edits", {}).get("type") == "array", f"edits should be an array: {props}"
     items = props["edits"].get("items", {})
     assert items.get("type") == "object" and "old_string" in items.get("properties", {}), (
-        "describe one edit in edits' items: an object with old_string, new_string, replace_all")
+        "describe one edit in edits' items: an object with old_string, new_string, "
+        f"replace_all; items is {items}")
     Path("app.py").write_text(APP)
     server.add(reply(tool_use("multi_edit", {"file_path": "app.py", "edits": [
                    edit("greet('bob')", "greet('eve')")]})),
@@ -126,4 +127,6 @@ def test_schema_and_the_loop(mod, server, client):
     _, final = run_agent(mod, client, "use eve")
     result = blocks(server.requests[1]["messages"][-1])[0]
     assert not result.get("is_error"), f"the call failed: {result_text(result)}"
-    assert "greet('eve')" in Path("app.py").read_text() and final == "Renamed."
+    assert "greet('eve')" in Path("app.py").read_text(), (
+        f"the edit did not reach the file: {Path('app.py').read_text()!r}")
+    assert final == "Renamed."

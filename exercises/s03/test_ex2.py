@@ -96,7 +96,8 @@ def test_no_one_is_asked_even_at_a_terminal(mod, files, monkeypatch):
     monkeypatch.setattr(mod, "stdin_is_interactive", lambda: True)
     monkeypatch.setattr("builtins.input", lambda prompt="": asked.append(prompt) or "y")
     output, is_error = call_tool(mod, "run_shell", command="touch made.txt")
-    assert not asked, "the user was asked: dontAsk mode must never show the prompt."
+    assert not asked, (
+        f"the user was asked {asked[0]!r}: dontAsk mode must never show the prompt.")
     assert is_error and "dontAsk" in output, (
         f"`touch made.txt` would ask in default mode, so it must be denied, saying "
         f"dontAsk: {output!r}")

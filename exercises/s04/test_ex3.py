@@ -132,5 +132,7 @@ def test_run_task_blocked_prompt_never_reaches_the_model(mod, server, client, ca
     assert "[prompt blocked by a hook: no passwords in prompts]" in out, (
         f"tell the user: print '[prompt blocked by a hook: <reason>]'. Printed:\n{out}")
     mod.run_task("list the files", messages, client, args_for(mod))
-    assert len(server.requests) == 1 and transcript_problem(messages) is None, (
-        "the next prompt should go through as usual")
+    assert len(server.requests) == 1, (
+        f"the next prompt should go through as usual: the model was called "
+        f"{len(server.requests)} times, once expected")
+    assert transcript_problem(messages) is None, transcript_problem(messages)

@@ -46,7 +46,8 @@ def test_the_loop_shows_the_batches_first(mod, server, client, workspace, capsys
     run_agent(mod, client, "rewrite a")
     out = capsys.readouterr().out.splitlines()
     shown = [i for i, line in enumerate(out) if line.startswith("[batches]")]
-    assert shown, "no line starting with '[batches]' was printed: print batch_line(...) in run_all"
+    assert shown, ("no line starting with '[batches]' was printed: print batch_line(...) "
+                   "in run_all. Printed:\n" + "\n".join(out))
     assert len(shown) == 1, (
         f"print the line once per reply with more than one call; it was printed {len(shown)} "
         f"times: {[out[i] for i in shown]}")

@@ -27,8 +27,9 @@ def test_the_limit_is_two(mod):
 def test_a_third_command_waits_for_a_slot(mod):
     """Two run_shell calls take both slots; a third waits until one is released.
     Other tools never wait."""
-    assert mod.wait_for_slot(SHELL) is True and mod.wait_for_slot(SHELL) is True, (
-        "wait_for_slot should return True once it has taken a slot")
+    got = [mod.wait_for_slot(SHELL), mod.wait_for_slot(SHELL)]
+    assert got == [True, True], (
+        f"wait_for_slot should return True once it has taken a slot; it returned {got}")
     assert mod.wait_for_slot(READ) is True, "a read_file call needs no slot: True at once"
     got = []
     third = threading.Thread(target=lambda: got.append(mod.wait_for_slot(SHELL)), daemon=True)

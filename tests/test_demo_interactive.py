@@ -1,0 +1,205 @@
+"""The offline demo asks the learner: s03's permission prompts and s05's plan approval,
+answered in a real pseudo-terminal, as a learner at a terminal answers them.
+
+Each test runs `python sNN/code.py --offline` once in a pseudo-terminal (stdin,
+stdout and stderr are its slave side), waits for each question, types an answer, and
+checks what the learner saw and what is on the disk of the demo's scratch copy. The
+scripted model reads every answer in its next request and goes on accordingly; one
+run answers several questions, so that yes, no and always are covered by few runs.
+Without a terminal (every other test, the docs build) each question is answered "no":
+tests/test_s03_gate.py and the transcripts cover that story.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, clean_env
+
+pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX only")
+
+PERMISSION = "[y]es / [n]o / [a]lways this session: "
+DANGEROUS = "[y]es / [n]o: "
+PLAN = "Approve this plan? [y]es, [n]o, or type what to change: "
+FIX = 'total += item["price"] * item["qty"]'
+
+
+class Terminal:
+    """A chapter's offline demo in a pseudo-terminal: what the learner sees, and
+    the answers they type."""
+
+    def __init__(self, chapter: str, tmp_path: Path):
+        master, slave = pty.openpty()
+        self.proc = subprocess.Popen(
+            [sys.executable, str(ROOT / chapter / "code.py"), "--offline"],
+            stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path,
+            env=clean_env(TMPDIR=str(tmp_path)), start_new_session=True)
+        os.close(slave)
+        self.master, self.screen, self.read_up_to = master, "", 0
+
+    def _read(self, deadline: float) -> bool:
+        """Read what the program printed; False once it has closed the terminal."""
+        ready, _, _ = select.select([self.master], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            return True
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:  # EIO: the program ended and closed its side
+            data = b""
+        self.screen += data.decode("utf-8", "replace").replace("\r\n", "\n")
+        return bool(data)
+
+    def expect(self, text: str, timeout: float = 30) -> str:
+        """Wait until `text` appears after what was read so far; return what came
+        before it (the output since the last question)."""
+        deadline = time.monotonic() + timeout
+        while text not in self.screen[self.read_up_to:]:
+            if time.monotonic() > deadline or not self._read(deadline):
+                raise AssertionError(f"waited for {text!r}; the terminal shows:\n"
+                                     f"{self.screen[-3000:]}")
+        start = self.read_up_to
+        self.read_up_to = self.screen.index(text, start) + len(text)
+        return self.screen[start:self.read_up_to]
+
+    def answer(self, text: str) -> None:
+        os.write(self.master, (text + "\n").encode())
+
+    def finish(self, timeout: float = 60) -> tuple[int, str]:
+        """Read to the end; (exit status, everything the learner saw)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self._read(deadline):
+            pass
+        os.close(self.master)
+        return self.proc.wait(timeout=10), self.screen
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def terminal(tmp_path):
+    opened = []
+
+    def open_(chapter: str) -> Terminal:
+        opened.append(Terminal(chapter, tmp_path))
+        return opened[-1]
+
+    yield open_
+    for t in opened:
+        t.close()
+
+
+def workspace_of(screen: str) -> Path:
+    return Path(re.search(r"Workspace: (\S+)", screen).group(1))
+
+
+# --- s03: permission prompts -----------------------------------------------------------
+
+
+def test_s03_always_then_no_then_yes(terminal):
+    """s03 at a terminal: `a` lets the report run now and later unasked; `n` to removing
+    build/ makes the model empty it instead, which asks as dangerous; `y` empties it."""
+    t = terminal("s03_permissions")
+    before = t.expect(PERMISSION)
+    assert "It asks you" in before and "not a terminal" not in before  # the banner
+    assert "? Allow run_shell(command='python3 report.py')" in before
+    t.answer("a")
+    said = t.expect(PERMISSION)
+    assert "Stock value: 28.50" in said and "the user approved it for this session" in said
+    assert "? Allow run_shell(command='ls build; rm -rf build')" in said
+    t.answer("n")
+    said = t.expect(DANGEROUS)
+    assert "the user said no" in said and "(you said no), so I'll only empty it" in said
+    assert "dangerous: rm '$BUILD_DIR/*'" in said and "[a]lways" not in said
+    t.answer("y")
+    status, screen = t.finish()
+    assert status == 0, screen[-3000:]
+    rest = screen[t.read_up_to:]
+    assert "approved earlier this session (always)" in rest  # the report ran unasked
+    assert "? Allow" not in rest and "Emptied build/" in rest
+    assert 'The report now says "Stock value: 209.50"' in rest
+    copy = workspace_of(screen)
+    assert (copy / "build").is_dir() and not any((copy / "build").iterdir())
+    assert FIX in (copy / "inventory.py").read_text()
+    assert (copy / ".env").exists()
+
+
+def test_s03_yes_yes_then_no(terminal):
+    """s03 at a terminal: `y` runs the report once, so it asks again later; `y` removes
+    build/ (nothing dangerous is tried); `n` to the second report: the model does without."""
+    t = terminal("s03_permissions")
+    t.expect(PERMISSION)
+    t.answer("y")
+    said = t.expect(PERMISSION)
+    assert "the user approved it" in said and "for this session" not in said
+    t.answer("y")
+    said = t.expect(PERMISSION)
+    assert "build/ is gone" in said and "$BUILD_DIR" not in said
+    assert "? Allow run_shell(command='python3 report.py')" in said  # asked again
+    t.answer("n")
+    status, screen = t.finish()
+    assert status == 0, screen[-3000:]
+    rest = screen[t.read_up_to:]
+    assert "the user said no" in rest and "Removed build/, with your approval" in rest
+    assert "The report now says" not in rest
+    copy = workspace_of(screen)
+    assert not (copy / "build").exists() and FIX in (copy / "inventory.py").read_text()
+
+
+# --- s05: a permission prompt and the plan ----------------------------------------------
+
+
+def test_s05_always_then_the_plan_approved(terminal):
+    """s05 at a terminal: `a` to the report, `y` to the plan: the fix goes in, the tests
+    run, the report runs again unasked, and the changelog quotes what the report said."""
+    t = terminal("s05_deferred_tools")
+    before = t.expect(PERMISSION)
+    assert "to approve the plan" in " ".join(before.split())  # the banner says so
+    t.answer("a")
+    said = t.expect(PLAN)
+    assert "the user approved it for this session" in said
+    assert "+-- the plan, for your approval" in said
+    t.answer("y")
+    status, screen = t.finish()
+    assert status == 0, screen[-3000:]
+    rest = screen[t.read_up_to:]
+    assert "The user approved your plan" in rest and "Approved. Making the change now." in rest
+    assert "approved earlier this session (always)" in rest and "? Allow" not in rest
+    assert 'The report now says "Stock value: 209.50"' in rest
+    copy = workspace_of(screen)
+    assert FIX in (copy / "inventory.py").read_text()
+    assert "stock value (28.50 today)" in (copy / "CHANGELOG.md").read_text()
+
+
+def test_s05_no_then_feedback_then_no(terminal):
+    """s05 at a terminal: `n` to the report (the entry does without it); feedback to the
+    plan brings it back with the note; `n` to that: nothing changes, plan mode stays."""
+    t = terminal("s05_deferred_tools")
+    t.expect(PERMISSION)
+    t.answer("n")
+    said = t.expect(PLAN)
+    assert "the user said no" in said
+    t.answer("also say how many are left")
+    said = t.expect(PLAN)
+    assert "the user's feedback: also say how many are left" in said
+    assert 'Your note, "also say how many are left"' in said  # the plan, shown again
+    t.answer("n")
+    status, screen = t.finish()
+    assert status == 0, screen[-3000:]
+    rest = screen[t.read_up_to:]
+    assert "The plan was not approved (no feedback given)" in rest
+    assert "still in plan mode" in rest and "Tell me what to change" in rest
+    copy = workspace_of(screen)
+    assert FIX not in (copy / "inventory.py").read_text()
+    entry = (copy / "CHANGELOG.md").read_text()
+    assert "Known issue" in entry and "today" not in entry
