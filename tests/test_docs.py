@@ -1,15 +1,18 @@
 """The reading site: it builds with zero warnings, and every page tells the truth.
 
-The site is built once per test module with `mkdocs build --strict` (which runs each
-chapter's offline demo for its transcript: a few seconds per chapter). The tests then
-read the built HTML and compare it with the files: the code shown is the code in the
-chapters, each diff is the diff of the files, and every local link leads somewhere.
+The site is built once per test session with `mkdocs build --strict` (which runs each
+chapter's offline demo for its transcript, or takes it from .cache/docs/). The tests
+then read the built HTML and compare it with the files: the code shown is the code in
+the chapters, each diff is the diff of the files, every local link leads somewhere,
+and no page needs another host. tests/test_docs_browser.py opens the same build in
+headless Chromium.
 
 Conventions these tests enforce (see docs/_hooks/chapters.py for the machinery):
 - A chapter is a directory `sNN_name/` with code.py and README.md; its page is its README.
 - A ```python block in a README or a docs page is either written from the tested file
   (a `<!-- code FILE: items -->` region, see docs/_hooks/code_regions.py) or starts
   with a `# pseudocode` line. code.py carries no docs markup.
+- A README is plain Markdown that GitHub renders: no `===`, `???`, `!!!` or `--8<--`.
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ import pytest
 from conftest import ROOT, load_chapter
 
 sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+import chapters as hook  # noqa: E402
 import code_regions  # noqa: E402
+import transcripts  # noqa: E402
+import what_changed  # noqa: E402
 
 # One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("docs")
@@ -42,10 +48,11 @@ CHAPTERS = sorted((p.parent.name for p in ROOT.glob("s[0-9][0-9]_*/code.py")
                    if (p.parent / "README.md").is_file()), key=lambda n: int(n[1:3]))
 WITH_CODE = sorted((p.parent.name for p in ROOT.glob("s[0-9][0-9]_*/code.py")),
                    key=lambda n: int(n[1:3]))
-SNIPPET_LINE = re.compile(r'^\s*-+8<-+\s+"(?P<target>[^"]+)"\s*$')
+MKDOCS_ONLY = re.compile(r'^\s*(?:(?:===|\?\?\?\+?|!!!)\s|-+8<-+)')
 SECTION_MARKER = re.compile(r"^\s*#\s*-+8<-+\s+\[(start|end):[a-z][-_0-9a-z]*\]\s*$")
 FENCE = re.compile(r"^(?P<indent>\s*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)(?P<rest>.*)$")
 PYTHON_LANGS = {"python", "py", "python3", "py3"}
+MERMAID_VERSION = "11.17.2"  # docs/vendor/mermaid/README.md says how to update it
 
 
 def chapter_params():
@@ -53,15 +60,27 @@ def chapter_params():
 
 
 def markdown_sources() -> list[Path]:
-    return [ROOT / c / "README.md" for c in CHAPTERS] + sorted(DOCS.rglob("*.md"))
+    return ([ROOT / c / "README.md" for c in CHAPTERS] + readme_sources()
+            + sorted(p for p in DOCS.rglob("*.md") if "vendor" not in p.parts))
+
+
+def readme_sources() -> list[Path]:
+    """The Markdown files GitHub shows besides the chapters: exercises, root README."""
+    return [ROOT / "README.md", ROOT / "exercises" / "README.md",
+            *sorted(ROOT.glob("exercises/s[0-9][0-9]/README.md"))]
 
 
 # --- building the site once ------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
+_BUILT: list[Path] = []  # the session's build, shared with tests/test_docs_browser.py
+
+
+@pytest.fixture(scope="session")
 def site(tmp_path_factory) -> Path:
     """Build the site with --strict from outside the repository; return its folder."""
+    if _BUILT:
+        return _BUILT[0]
     out = tmp_path_factory.mktemp("site")
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["NO_MKDOCS_2_WARNING"] = "1"
@@ -74,6 +93,7 @@ def site(tmp_path_factory) -> Path:
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
     problems = [ln for ln in log.splitlines() if re.match(r"^(WARNING|ERROR)\b", ln)]
     assert not problems, "\n".join(problems)
+    _BUILT.append(out / "site")
     return out / "site"
 
 
@@ -187,21 +207,48 @@ def readme_title(chapter: str) -> str:
 
 @pytest.mark.parametrize("chapter", chapter_params())
 def test_readme_follows_the_template(chapter):
-    """Title, problem, diagram, code, what changed, try it, Claude Code, whole file."""
+    """Title, problem, diagram, code, what changed, try it, exercises, Claude Code,
+    whole file: in that order."""
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     assert readme_title(chapter).startswith(chapter[:3] + " · "), "title: '# sNN · Name'"
-    required = ["## The problem", "```mermaid", "## The code, in order", "## What changed",
-                "<!-- diff -->", "<!-- /diff -->", "## Try it", '=== "Offline"',
-                '=== "Live"', "<!-- transcript -->", "<!-- /transcript -->",
-                '??? note "How Claude Code does it"', '??? example "The whole file"',
-                f'--8<-- "{chapter}/code.py"']
-    missing = [r for r in required if r not in text]
+    order = ["## The problem", "```mermaid", "## The code, in order", "## What changed",
+             "<!-- diff -->", "<!-- /diff -->", "## Try it", "<!-- tabs -->", "### Offline",
+             "### Live", "<!-- /tabs -->", "<!-- transcript -->", "<!-- /transcript -->",
+             "## Exercises", f"<!-- exercises exercises/{chapter[:3]}/README.md -->",
+             "<!-- /exercises -->", '<details class="note" markdown>',
+             "<summary>How Claude Code does it</summary>", "<!-- whole-file -->",
+             "<!-- /whole-file -->"]
+    missing = [r for r in order if r not in text]
     assert not missing, (f"{chapter}/README.md lacks {missing}: "
                          "see the template in docs/_hooks/chapter_template.md")
-    positions = [text.index(r) for r in ["## The problem", "## The code, in order",
-                                         "## What changed", "## Try it",
-                                         '??? example "The whole file"']]
+    positions = [text.index(r) for r in order]
     assert positions == sorted(positions), "template sections are out of order"
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(ROOT).as_posix())
+                                  for p in [ROOT / c / "README.md" for c in CHAPTERS]
+                                  + readme_sources()])
+def test_readmes_are_plain_markdown(path):
+    """What GitHub shows is the whole page: no syntax that only mkdocs understands
+    (tabs, collapsed blocks, admonitions, snippet includes)."""
+    in_fence, bad = None, []
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        fence = FENCE.match(line)
+        if fence and (in_fence is None or fence["fence"].startswith(in_fence)):
+            in_fence = None if in_fence else fence["fence"]
+        elif not in_fence and MKDOCS_ONLY.match(line):
+            bad.append(f"{number}: {line.strip()}")
+    assert not bad, (f"{path.relative_to(ROOT)} has mkdocs-only lines (use <details>, "
+                     f"<!-- tabs --> with ### headings, > [!WARNING]): {bad}")
+
+
+def test_material_widgets_are_made_from_plain_markdown():
+    """The site turns the README's plain structures into Material's widgets."""
+    plain = ("<!-- tabs -->\n### Offline\n\n```bash\nrun it\n```\n\n### Live\n\n"
+             "Set a key.\n<!-- /tabs -->\n\n> [!WARNING]\n> **Careful**\n>\n> A `trap`.\n")
+    assert hook.as_admonitions(hook.as_tabs(plain)) == (
+        '=== "Offline"\n\n    ```bash\n    run it\n    ```\n\n=== "Live"\n\n    Set a key.\n\n'
+        '!!! warning "Careful"\n\n    A `trap`.\n')
 
 
 # --- code on the pages is the code in the files ------------------------------------------
@@ -247,7 +294,7 @@ def test_python_blocks_in_sources_are_generated_or_pseudocode():
             content = [ln for ln in body if ln.strip()]
             if content and content[0].strip().startswith("# pseudocode"):
                 continue
-            if line not in generated and not all(SNIPPET_LINE.match(ln) for ln in content):
+            if line not in generated:
                 bad.append(f"{path.relative_to(ROOT)}:{line}")
     assert not bad, ("python blocks that are neither written from a file (a code region) "
                      f"nor start with '# pseudocode': {bad}")
@@ -305,18 +352,28 @@ def test_code_regions_appear_on_the_page(site, chapter):
             f"{m['file']}: {m['items']}: not shown on the {chapter} page")
 
 
-# --- what changed: the diff -----------------------------------------------------------------
+# --- what changed: by section, and the whole diff --------------------------------------------
 
 
 def expected_diff(prev: str, chapter: str) -> str:
-    a = (ROOT / prev / "code.py").read_text(encoding="utf-8").splitlines(keepends=True)
-    b = (ROOT / chapter / "code.py").read_text(encoding="utf-8").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, f"{prev}/code.py", f"{chapter}/code.py"))
+    a, b = ((ROOT / c / "code.py").read_text(encoding="utf-8") for c in (prev, chapter))
+    return "\n".join(difflib.unified_diff(
+        what_changed.without_docstring(a).split("\n"),
+        what_changed.without_docstring(b).split("\n"),
+        f"{prev}/code.py", f"{chapter}/code.py", lineterm=""))
+
+
+def shown_lines(block: dict | str) -> list[str]:
+    # subtle: Markdown empties whitespace-only lines, so a blank context line (" ")
+    # shows as "". Compare with trailing whitespace removed from every line.
+    text = block["text"] if isinstance(block, dict) else block
+    return [ln.rstrip() for ln in text.rstrip().strip("\n").split("\n")]
 
 
 @pytest.mark.parametrize("chapter", chapter_params())
-def test_diff_on_the_page_matches_the_files(site, chapter):
-    """The page shows the diff of the previous chapter's code.py against this one's."""
+def test_what_changed_is_the_diff_of_the_files_by_section(site, chapter):
+    """The page shows each changed section's own diff, then the whole diff of the two
+    files without their docstrings, and names the tools this chapter adds."""
     html = page(site, chapter)
     earlier = [c for c in WITH_CODE if int(c[1:3]) < int(chapter[1:3])]
     diffs = html.code("diff")
@@ -324,32 +381,94 @@ def test_diff_on_the_page_matches_the_files(site, chapter):
         assert not diffs and "first chapter" in html.html
         return
     prev = earlier[-1]
-    if not expected_diff(prev, chapter):
-        assert not diffs and "is identical to" in html.html
-        return
-    assert len(diffs) == 1, f"{chapter}: expected one diff block, found {len(diffs)}"
-    # subtle: Markdown empties whitespace-only lines, so a blank context line (" ")
-    # shows as "". Compare with trailing whitespace removed from every line.
-    shown = [ln.rstrip() for ln in diffs[0]["text"].strip("\n").split("\n")]
-    assert shown == [ln.rstrip() for ln in expected_diff(prev, chapter).strip("\n").split("\n")]
-    # The generated summary names the tools this chapter adds.
+    old = what_changed.sections((ROOT / prev / "code.py").read_text(encoding="utf-8"))
+    new = what_changed.sections((ROOT / chapter / "code.py").read_text(encoding="utf-8"))
+    changed = [k for k in new if k in old and new[k][1] != old[k][1]]
+    assert len(diffs) == len(changed) + 1, f"{chapter}: one diff per changed section + 1"
+    for key, block in zip([k for k in new if k in changed], diffs):
+        expected = "\n".join(what_changed.section_diff(old[key], new[key]))
+        assert shown_lines(block) == shown_lines(expected), key
+    whole = shown_lines(diffs[-1])
+    expected = expected_diff(prev, chapter).strip("\n")
+    assert [ln for ln in whole if not ln.startswith("@@")] == [
+        ln.rstrip() for ln in expected.split("\n") if not ln.startswith("@@")]
+    assert not any('"""' in ln for ln in whole[:3]), "the whole diff starts with a docstring"
+    for key in new:
+        if key not in old:
+            assert escape(key, quote=False) in html.html, f"added section {key} not listed"
     old_tools = {t["name"] for t in load_chapter(prev).TOOLS}
     for tool in (t["name"] for t in load_chapter(chapter).TOOLS):
         if tool not in old_tools:
             assert f"<code>{tool}</code>" in html.html, f"summary misses tool {tool}"
 
 
-def test_search_leaves_out_whole_files_diffs_and_solutions(site):
+def test_sections_compare_by_banner():
+    """A worked example: a banner added, one changed, one moved, one removed."""
+    a = ('"""Doc."""\nimport os\n# === s01 · loop ===\nx = 1\n# === s01 · show ===\n'
+         'y = 2\n# === s01 · gone ===\nz = 3\n')
+    b = ('"""Doc, changed."""\nimport os\n# === s01 · show ===\ny = 2\n'
+         '# === s01 · loop ===\nx = 10\n# === s02 · new ===\nw = 4\n')
+    old, new = what_changed.sections(a), what_changed.sections(b)
+    assert list(new) == ["the imports", "s01 · show", "s01 · loop", "s02 · new"]
+    assert old["the imports"][1] == new["the imports"][1] == "import os"  # no docstring
+    assert what_changed.section_diff(old["s01 · loop"], new["s01 · loop"]) == [
+        "@@ -3,2 +5,2 @@", " # === s01 · loop ===", "-x = 1", "+x = 10"]  # file lines
+    assert "\n".join(what_changed.whole_diff("a", "b", a, b)).count('"""') == 0
+
+
+def test_whole_diffs_and_solutions_stay_out_of_search(site):
     """The search index holds the explanations and the code shown beside them, not the
-    collapsed whole file, the diff or the exercises' solutions."""
+    collapsed whole file, the diffs, the exercises' solutions or the transcripts."""
     index = json.loads((site / "search" / "search_index.json").read_text(encoding="utf-8"))
     text = "\n".join(doc["text"] for doc in index["docs"])
     assert "#!/usr/bin/env python3" not in text, "a whole code.py is in the search index"
-    assert "The diff: s0" not in text, "a chapter diff is in the search index"
+    assert "The whole diff" not in text and "+++ s02_tool_use/code.py" not in text, (
+        "a diff is in the search index")
+    assert "OFFLINE DEMO" not in text, "a transcript is in the search index"
     solution = code_regions.source_of("exercises/solutions/s02/ex1.py")
     body = code_regions.item_text(solution, "ex1", "s02 ex1")
     line = max(body.split("\n"), key=len).strip()
     assert escape(line, quote=False) not in text, f"a solution line is in the search index: {line}"
+    assert "def check_permission(" not in text, "a function body is in the search index"
+    # Prose only: about 200 kB for six chapters (with whole files it was 1.2 MB).
+    assert len(json.dumps(index)) < 300_000, "the search index grew past 300 kB"
+
+
+# --- new code highlighted -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_new_lines_are_highlighted(chapter):
+    """In every code block a README shows, each line whose text is nowhere in the
+    previous chapter's code.py is marked in hl_lines; s01 marks nothing."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    prev = code_regions.previous_file(f"{chapter}/code.py")
+    old = set() if prev is None else {
+        ln.strip() for ln in (ROOT / prev).read_text(encoding="utf-8").split("\n")}
+    regions = [m for m in code_regions.REGION.finditer(text)
+               if m["file"].strip() == f"{chapter}/code.py"]
+    assert regions
+    for m in regions:
+        fence, _, rest = m["body"].partition("\n")
+        hl = re.search(r'hl_lines="([^"]*)"', fence)
+        if prev is None:
+            assert not hl, f"{chapter}: the first chapter highlights nothing"
+            continue
+        marked = set()
+        for part in (hl[1].split() if hl else []):
+            first, _, last = part.partition("-")
+            marked |= set(range(int(first), int(last or first) + 1))
+        code = rest.rsplit("```", 1)[0].rstrip("\n").split("\n")
+        new = {n for n, ln in enumerate(code, 1) if ln.strip() and ln.strip() not in old}
+        assert new <= marked, (f"{m['items']}: new lines not highlighted: "
+                               f"{[code[n - 1] for n in sorted(new - marked)][:3]}")
+
+
+def test_highlight_ranges():
+    """hl_lines lists lines and ranges, and a blank line only inside new code."""
+    assert code_regions.ranges([1, 2, 3, 7, 9, 10]) == "1-3 7 9-10"
+    old, new = "a\nb\n\nc", "a\nx\n\ny\nb\n\nc"
+    assert code_regions.new_lines(old, new) == [2, 3, 4]
 
 
 # --- try it: the transcript of a real offline run --------------------------------------------
@@ -374,6 +493,61 @@ def test_transcript_is_a_real_offline_run(site, chapter):
 
 
 # --- links -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_chapters_link_what_they_mention(chapter):
+    """A chapter's README links its neighbours, the exercises page, the sections its
+    exercises send you back to, and Claude Code's documentation."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    i = CHAPTERS.index(chapter)
+    for neighbour in CHAPTERS[max(i - 1, 0):i] + CHAPTERS[i + 1:i + 2]:
+        assert f"](../{neighbour}/README.md" in text, f"{chapter} does not link {neighbour}"
+    assert "](../exercises/README.md)" in text, f"{chapter} does not link the exercises page"
+    assert "](https://code.claude.com/docs/en/" in text, f"{chapter}: no Claude Code docs link"
+    assert re.search(r"\]\(README\.md#[a-z0-9_-]+\)", text), (
+        f"{chapter}: its exercises link no section of the chapter")
+
+
+def test_exercises_and_benchmarks_pages_are_on_the_site(site):
+    """The pages the root README points to are on the site, linked from the home page,
+    and the benchmarks page says what every script measures."""
+    home = page(site).html
+    for link in ('href="exercises/"', 'href="benchmarks/"'):
+        assert link in home, f"the home page lacks {link}"
+    bench = parsed(site / "benchmarks" / "index.html").html
+    for script in sorted((ROOT / "benchmarks").glob("*.py")):
+        assert f"{script.name}</h3>" in bench or script.name in bench, script.name
+    assert "Benchmark (not a test)" in bench
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](exercises/README.md)" in readme and "](benchmarks/README.md)" in readme
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_each_chapter_shows_small_runs(chapter):
+    """Next to the code it explains, a chapter shows calls of its functions with what
+    they really return (written by code_regions.py, checked stale above)."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    runs = list(code_regions.RUN.finditer(text))
+    assert runs, f"{chapter}: no <!-- run --> region"
+    for m in runs:
+        assert m["file"].strip() == f"{chapter}/code.py"
+        assert code_regions.statements(m["body"]), "a run region with no >>> line"
+
+
+def test_a_run_shows_what_python_prints(tmp_path):
+    """A worked example: values, printed text and an exception, as the REPL shows them."""
+    module = tmp_path / "m.py"
+    module.write_text("def half(n):\n    if n % 2:\n        raise ValueError('odd')\n"
+                      "    print('halving')\n    return n // 2\n")
+    rel = module.relative_to(tmp_path).as_posix()
+    saved, code_regions.ROOT = code_regions.ROOT, tmp_path
+    try:
+        shown = code_regions.run_statements(rel, ["half(4)", "half(3)", "x = 1"])
+    finally:
+        code_regions.ROOT = saved
+    assert shown == (">>> half(4)\nhalving\n2\n>>> half(3)\nTraceback (most recent call "
+                     "last):\n  ...\nValueError: odd\n>>> x = 1")
 
 
 def test_internal_links_resolve(site):
@@ -401,6 +575,111 @@ def test_internal_links_resolve(site):
     assert not broken, "\n".join(broken)
 
 
+# --- complete with no network -------------------------------------------------------------
+
+# Elements and attributes by which a page loads something (a link a reader clicks,
+# <a href>, loads nothing until clicked; xmlns and the like name, they do not load).
+LOADS = {"script": ["src"], "link": ["href"], "img": ["src", "srcset"], "iframe": ["src"],
+         "source": ["src", "srcset"], "video": ["src", "poster"], "audio": ["src"],
+         "embed": ["src"], "object": ["data"], "image": ["href", "xlink:href"],
+         "use": ["href", "xlink:href"], "form": ["action"]}
+OUTSIDE = re.compile(r"""(?:https?:)?//(?!(?:127\.0\.0\.1|localhost)[:/"'])[\w.-]+\.[a-z]{2,}[^\s"')]*""",
+                     re.I)
+CSS_URL = re.compile(r"""(?:url\(\s*["']?|@import\s+["'])([^"')\s]+)""", re.I)
+# Hosts that the site's scripts name without loading anything from them, and why.
+INERT_IN_SCRIPTS = {
+    "unpkg.com": "Material's fallbacks, fetched only when window.mermaid or "
+                 "ResizeObserver is missing: mkdocs.yml loads the vendored Mermaid first, "
+                 "and every supported browser has ResizeObserver",
+    "api.github.com": "Material's repository facts, used only with repo_url (unset)",
+    "clipboardjs.com": "a licence comment in Material's bundle",
+    "www.w3.org": "XML namespaces (SVG, XLink, XHTML, MathML)",
+    "github.com": "Mermaid's and its libraries' error messages and licence comments",
+    "chevrotain.io": "a parser library's error messages (inside Mermaid)",
+    "langium.org": "a parser library's error messages (inside Mermaid)",
+    "lodash.com": "licence comments (inside Mermaid)",
+    "openjsf.org": "licence comments (inside Mermaid)",
+    "underscorejs.org": "licence comments (inside Mermaid)",
+    "en.wikipedia.org": "licence comments (inside Mermaid)",
+    "tldrlegal.com": "licence comments (inside Mermaid)",
+    "jquery.org": "licence comments (inside Mermaid)",
+    "opensource.org": "licence comments (inside Mermaid)",
+    "engelschall.com": "licence comments (inside Mermaid)",
+}
+
+
+class Loads(HTMLParser):
+    """What an HTML page loads: (tag, url) pairs, style url()s included."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.urls: list[tuple[str, str]] = []
+        self._style = False
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "meta" and (attrs.get("http-equiv") or "").lower() == "refresh":
+            self.urls.append((tag, (attrs.get("content") or "").split("url=")[-1]))
+        if tag == "link" and (attrs.get("rel") or "") in ("canonical", "alternate"):
+            return  # names the page's address, loads nothing
+        for name in LOADS.get(tag, []):
+            for url in (attrs.get(name) or "").split(","):
+                if url.strip():
+                    self.urls.append((tag, url.strip().split()[0]))
+        for url in CSS_URL.findall(attrs.get("style") or ""):
+            self.urls.append((f"{tag} style", url))
+        self._style = tag == "style"
+
+    def handle_data(self, data):
+        if self._style:
+            self.urls += [("style", url) for url in CSS_URL.findall(data)]
+
+    def handle_endtag(self, tag):
+        self._style = False
+
+
+def test_no_page_loads_anything_from_another_host(site):
+    """Every built page, and every script and stylesheet it loads, needs only the
+    site: no script, stylesheet, font, image, frame or fetch from another host."""
+    problems, assets = [], set()
+    for path in sorted(site.rglob("*.html")):
+        for tag, url in Loads(path.read_text(encoding="utf-8")).urls:
+            parts = urlsplit(url)
+            if parts.scheme in ("http", "https") or url.startswith("//"):
+                problems.append(f"{path.relative_to(site)}: <{tag}> {url}")
+            elif not parts.scheme and parts.path.endswith((".js", ".css")):
+                base = site if parts.path.startswith("/") else path.parent  # 404.html
+                assets.add(Path(os.path.normpath(base / unquote(parts.path).lstrip("/"))))
+    for asset in sorted(assets):
+        text = asset.read_text(encoding="utf-8", errors="replace")
+        if asset.suffix == ".css":
+            problems += [f"{asset.relative_to(site)}: url({u})" for u in CSS_URL.findall(text)
+                         if OUTSIDE.match(u)]
+            continue
+        for url in re.findall(r"https?://[\w.-]+", text):  # in a script: a full address
+            host = urlsplit(url).hostname or ""
+            if host.removeprefix("www.") not in {h.removeprefix("www.") for h in INERT_IN_SCRIPTS}:
+                problems.append(f"{asset.relative_to(site)}: {url[:80]}")
+    assert not problems, "pages would need the network:\n" + "\n".join(sorted(set(problems)))
+    assert assets, "no script or stylesheet found: the check checked nothing"
+
+
+def test_mermaid_is_served_by_the_site(site):
+    """The vendored Mermaid (pinned, with its licence) is on every page with a diagram,
+    so Material never fetches its own from a CDN."""
+    vendored = ROOT / "docs" / "vendor" / "mermaid"
+    assert f'"{MERMAID_VERSION}"' in (vendored / "mermaid.min.js").read_text(encoding="utf-8")
+    assert "MIT License" in (vendored / "LICENSE").read_text(encoding="utf-8")
+    assert MERMAID_VERSION in (vendored / "README.md").read_text(encoding="utf-8")
+    for html in [page(site)] + [page(site, c) for c in CHAPTERS]:
+        scripts = [u for u in html.links if u.endswith("vendor/mermaid/mermaid.min.js")]
+        assert scripts, f"{html.path}: the vendored Mermaid is not loaded"
+        # Right after Material's bundle, so it is there by the time the page is ready
+        # and Material looks for `mermaid`.
+        assert html.html.index(scripts[0]) > html.html.index("assets/javascripts/bundle")
+
+
 def test_mermaid_diagrams_are_built_as_diagrams(site):
     """Each page's mermaid fences become mermaid blocks, not highlighted code."""
     for html in [page(site)] + [page(site, c) for c in CHAPTERS]:
@@ -411,16 +690,8 @@ def test_mermaid_diagrams_are_built_as_diagrams(site):
 # --- the hook on its own ---------------------------------------------------------------------
 
 
-def load_hook():
-    spec = importlib.util.spec_from_file_location("chapters_hook", DOCS / "_hooks/chapters.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_chapter_is_a_directory_with_code_and_readme(tmp_path):
     """Only sNN_name/ directories holding both files are chapters, sorted by number."""
-    hook = load_hook()
     for name, files in {"s01_loop": ["code.py", "README.md"], "s02_tools": ["code.py"],
                         "s10_late": ["code.py", "README.md"], "s3_bad": ["code.py", "README.md"],
                         "notes": ["README.md"]}.items():
@@ -434,11 +705,24 @@ def test_a_chapter_is_a_directory_with_code_and_readme(tmp_path):
 
 def test_transcripts_are_normalised():
     """The scratch workspace's random name and test timings do not change the page."""
-    hook = load_hook()
     raw = ("Workspace: /tmp/abc/s02-demo-k3j_x9q1\n"
            '  File "/tmp/abc/s02-demo-k3j_x9q1/test_inventory.py", line 16\n'
            "Ran 4 tests in 0.013s\n")
-    assert hook.normalise_transcript(raw, "/tmp/abc") == (
+    assert transcripts.normalise_transcript(raw, "/tmp/abc") == (
         "Workspace: /tmp/s02-demo-xxxxxxxx\n"
         '  File "/tmp/s02-demo-xxxxxxxx/test_inventory.py", line 16\n'
         "Ran 4 tests in 0.001s\n")
+
+
+def test_transcript_lines_get_their_style():
+    """Each kind of line has its class: calls, decisions, hooks, errors, the model's words."""
+    lines = {"s03 >> Fix it.": "prompt", "> run_shell(command='ls')": "call",
+             "  [allow] read-only command": "allow", "  [deny] deny rule Read(./.env)": "deny",
+             "  [ask] rm -rf build": "ask", "  ~ PreToolUse guard_rm.py: exit 2": "hook",
+             "! Permission denied: ...": "error", "  [exit code: 0]": "result",
+             "  [reply complete; 3 safe call(s) started while it streamed]": "batch",
+             "I'll fix total_value.": "text"}
+    for line, name in lines.items():
+        assert f'class="t-line t-{name}"' in transcripts.styled(line), line
+    shown = transcripts.styled("[check report] > read_file(file_path='x')")
+    assert '<span class="t-agent">[check report] </span>' in shown and "t-call" in shown

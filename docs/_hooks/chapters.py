@@ -1,23 +1,31 @@
 """mkdocs hook: turn the chapter directories into the book.
 
 The reading site has one page per chapter, and that page *is* the chapter's README
-(one source). This hook, registered in mkdocs.yml, does everything that has to be
-computed when the site is built, so that nothing on a page is typed by hand:
+(one source, plain Markdown that reads the same on GitHub). This hook, registered in
+mkdocs.yml, does everything that has to be computed when the site is built, so that
+nothing on a page is typed by hand:
 
-- on_config: finds the chapters (a directory `sNN_name/` holding both code.py and
-  README.md), builds the navigation from them, and makes the snippets base path
-  absolute (so `mkdocs build -f path/to/mkdocs.yml` works from anywhere).
+- on_config: starts each chapter's offline demo in the background (they run in
+  parallel while the rest is built; transcripts.py caches them by content), checks
+  that every README's generated code blocks are current
+  (code_regions.py; a stale one fails the strict build), and builds the navigation
+  from the chapters (a directory `sNN_name/` holding both code.py and README.md),
+  then the exercises and benchmarks pages.
 - on_files: adds each chapter's README.md and code.py to the site as if they were in
   docs/, at `sNN_name/README.md` (served as `sNN_name/`) and `sNN_name/code.py`, so
-  the README's own relative links work on GitHub and on the site alike. It also starts
-  each chapter's offline demo in the background (they run in parallel).
-- on_page_markdown: replaces the generated regions of a page:
+  the README's own relative links work on GitHub and on the site alike; the same for
+  exercises/README.md and benchmarks/README.md.
+- on_page_markdown: turns plain Markdown into Material's widgets (tabs, admonitions:
+  see as_tabs and as_admonitions), and replaces the generated regions of a page:
       <!-- chapters --> ... <!-- /chapters -->      (home page) the chapter table
-      <!-- diff --> ... <!-- /diff -->              what changed since sNN-1
+      <!-- benchmarks --> ... <!-- /benchmarks -->  (benchmarks page) what each measures
+      <!-- diff --> ... <!-- /diff -->              what changed since sNN-1, by section
       <!-- transcript --> ... <!-- /transcript -->  a real run of the offline demo
-- on_page_content: keeps the whole file, the diff and the solutions out of search.
+      <!-- whole-file --> ... <!-- /whole-file -->  the whole code.py, collapsed
   Whatever sits between the two markers is what GitHub readers see instead. A chapter
   README that lacks a region gets the generated section appended, with a notice.
+- on_page_content: keeps the whole file, the diffs, the solutions and the transcripts
+  out of search.
 - on_serve: `mkdocs serve` also rebuilds when a chapter or the offline demo changes.
 
 Adding a chapter therefore needs no change here or in mkdocs.yml: create
@@ -28,25 +36,23 @@ from __future__ import annotations
 
 import ast
 import difflib
-import hashlib
 import importlib.util
 import logging
-import os
 import re
-import subprocess
 import sys
-import tempfile
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from mkdocs.structure.files import File
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import code_regions  # noqa: E402  the READMEs' code blocks: written from the files
+import transcripts  # noqa: E402  the offline demos, run and styled
+import what_changed  # noqa: E402  the diff, section by section
 
 log = logging.getLogger("mkdocs.hooks.chapters")
 
 ROOT = Path(__file__).resolve().parents[2]   # the repository root
 CHAPTER_DIR = re.compile(r"^s(\d\d)_[a-z0-9_]+$")
-DEMO_TIMEOUT = 180                           # seconds one offline demo may take
-WORKSPACE_PLACEHOLDER = "xxxxxxxx"            # stands for mkdtemp's random suffix
 REGION = r"<!--\s*{name}\s*-->(?P<inside>.*?)<!--\s*/{name}\s*-->"
 
 
@@ -99,15 +105,6 @@ def chapter_diff(prev: str, chapter: str, root: Path = ROOT) -> str:
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def definitions(path: Path) -> dict[str, str]:
-    """Top-level functions and classes of a file: name -> source text."""
-    source = path.read_text(encoding="utf-8")
-    lines = source.splitlines()  # subtle: ast.get_source_segment re-splits per call: slow
-    return {node.name: "\n".join(lines[node.lineno - 1:node.end_lineno])
-            for node in ast.parse(source).body
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
-
-
 def tool_names(path: Path) -> list[str]:
     """The names in the module's TOOLS: imported (code.py has no import side effects),
     or, if that fails, read from the `TOOLS = [...]` literal with ast."""
@@ -146,38 +143,24 @@ LINES_ADDED_AT_MOST = {"s02": 600, "s03": 1560, "s04": 400, "s05": 400, "s06": 4
 
 
 def diff_summary(prev: str, chapter: str, diff: str, root: Path = ROOT) -> str:
-    """A few generated bullet points: functions, tools and lines added and removed."""
-    old, new = definitions(root / prev / "code.py"), definitions(root / chapter / "code.py")
-    added = [n for n in new if n not in old]
-    removed = [n for n in old if n not in new]
-    changed = [n for n in new if n in old and new[n] != old[n]]
+    """One generated line: the tools and the lines added and removed, and the budget."""
     old_tools = tool_names(root / prev / "code.py")
     new_tools = tool_names(root / chapter / "code.py")
+    added = [t for t in new_tools if t not in old_tools]
+    removed = [t for t in old_tools if t not in new_tools]
     plus = sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
-    budget = LINES_ADDED_AT_MOST.get(chapter[:3])
     minus = sum(1 for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---"))
-    return "\n".join([
-        f"- **Functions and classes added:** {code_list(added)}",
-        f"- **Changed:** {code_list(changed)}",
-        f"- **Removed:** {code_list(removed)}",
-        f"- **Tools added:** {code_list([t for t in new_tools if t not in old_tools])}"
-        + (f"; **removed:** {code_list([t for t in old_tools if t not in new_tools])}"
-           if any(t not in new_tools for t in old_tools) else ""),
-        f"- **Lines:** {plus} added, {minus} removed "
-        f"({prev}/code.py has {len(_lines(root / prev / 'code.py'))}, "
-        f"{chapter}/code.py has {len(_lines(root / chapter / 'code.py'))})"
-        + (f"; the budget is at most {budget} added" if budget else ""),
-    ])
+    budget = LINES_ADDED_AT_MOST.get(chapter[:3])
+    return (f"**Lines:** {plus} added, {minus} removed "
+            f"({prev}/code.py has {len(_lines(root / prev / 'code.py'))}, "
+            f"{chapter}/code.py has {len(_lines(root / chapter / 'code.py'))})"
+            + (f"; the budget is at most {budget} added" if budget else "")
+            + f". **Tools added:** {code_list(added)}"
+            + (f"; **removed:** {code_list(removed)}" if removed else "") + ".")
 
 
 def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
-
-
-def escape_markers(text: str) -> str:
-    """Escape `--8<-- [start:x]` lines, which pymdownx.snippets would otherwise delete
-    from the page (it renders `;--8<--` as a literal `--8<--`)."""
-    return re.sub(r"(?<![-;])(-+8<-+[ \t]+\[)", r";\1", text)
 
 
 def diff_section(chapter: str, root: Path = ROOT) -> str:
@@ -186,89 +169,73 @@ def diff_section(chapter: str, root: Path = ROOT) -> str:
     if prev is None:
         return ("This is the first chapter, so there is no previous chapter to compare "
                 "with: every line of `code.py` is new. From the next chapter on, this "
-                "section shows the diff against the chapter before, generated when the "
-                "site is built.")
+                "section shows what changed against the chapter before, section by "
+                "section, generated when the site is built.")
     diff = chapter_diff(prev, chapter, root)
     if not diff:
         return f"`{chapter}/code.py` is identical to `{prev}/code.py`."
-    # A long diff starts collapsed; a short one (the usual case) starts open.
-    fold = "???+" if diff.count("\n") <= 150 else "???"
-    body = "\n".join("    " + line if line else "" for line in
-                     ["```diff", *escape_markers(diff).rstrip("\n").split("\n"), "```"])
-    return (f"Generated from the two files when this page was built: "
-            f"`{prev}/code.py` → `{chapter}/code.py`.\n\n"
-            f"{diff_summary(prev, chapter, diff, root)}\n\n"
-            f'{fold} abstract "The diff: {prev} → {chapter}"\n\n{body}\n')
-
-
-# --- the offline demo, really run ----------------------------------------------------
-
-def demo_environment(tmp: str) -> dict[str, str]:
-    """No key, no colour, no provider from the developer's shell or .env."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("ANTHROPIC_") and k != "MODEL_ID"}
-    # subtle: empty values count as set, so load_dotenv cannot fill them from .env.
-    env.update(ANTHROPIC_API_KEY="", ANTHROPIC_AUTH_TOKEN="", MODEL_ID="",
-               NO_COLOR="1", TMPDIR=tmp, PYTHONIOENCODING="utf-8")
-    return env
-
-
-def normalise_transcript(text: str, tmp: str) -> str:
-    """Make the transcript stable: the scratch workspace and timings vary per run."""
-    for prefix in {tmp, os.path.realpath(tmp)}:
-        text = text.replace(prefix.rstrip("/") + "/", "/tmp/")
-    text = re.sub(r"(/tmp/s\d\d-demo-)[A-Za-z0-9_]+", rf"\g<1>{WORKSPACE_PLACEHOLDER}", text)
-    text = re.sub(r"\b(Ran \d+ tests? in )\d+\.\d+s", r"\g<1>0.001s", text)
-    return text.rstrip() + "\n"
-
-
-def run_demo(chapter: str, root: Path = ROOT) -> str:
-    """Run `python sNN/code.py --offline` as a learner would; return what it printed."""
-    with tempfile.TemporaryDirectory(prefix="docs-demo-") as tmp:
-        proc = subprocess.run(
-            [sys.executable, str(root / chapter / "code.py"), "--offline"],
-            cwd=tmp, env=demo_environment(tmp), stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, encoding="utf-8", errors="replace",
-            timeout=DEMO_TIMEOUT,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"exit status {proc.returncode}\n{proc.stderr[-2000:]}")
-        return normalise_transcript(proc.stdout + proc.stderr, tmp)
-
-
-def demo_fingerprint(chapter: str, root: Path = ROOT) -> str:
-    """What the transcript depends on: the chapter's code and the offline package."""
-    h = hashlib.sha256()
-    for path in [root / chapter / "code.py", *sorted((root / "offline").rglob("*"))]:
-        if path.is_file() and "__pycache__" not in path.parts:
-            h.update(path.as_posix().encode() + path.read_bytes())
-    return h.hexdigest()
-
-
-_POOL = ThreadPoolExecutor(max_workers=8)  # demos mostly wait: run them all at once
-_DEMOS: dict[str, Future] = {}  # fingerprint -> future transcript (kept across rebuilds)
-
-
-def start_demo(chapter: str) -> Future:
-    key = demo_fingerprint(chapter)
-    if key not in _DEMOS:
-        _DEMOS[key] = _POOL.submit(run_demo, chapter)
-    return _DEMOS[key]
+    return what_changed.what_changed(prev, chapter, root, diff_summary(prev, chapter, diff, root))
 
 
 def transcript_section(chapter: str) -> str:
     """The markdown that replaces the README's <!-- transcript --> region."""
     command = f"python {chapter}/code.py --offline"
     try:
-        output = start_demo(chapter).result(timeout=DEMO_TIMEOUT + 10)
+        output = transcripts.start_demo(chapter).result(timeout=transcripts.DEMO_TIMEOUT + 10)
     except Exception as e:
-        _DEMOS.pop(demo_fingerprint(chapter), None)  # try again on the next build
+        transcripts.forget_demo(chapter)  # try again on the next build
         log.warning("chapters hook: the offline demo of %s failed: %s", chapter, e)
         return f'!!! failure "The offline demo failed when this page was built"\n\n    {e}'
-    fence = "````" if "```" in output else "```"
-    return (f"This is what `{command}` printed when this page was built "
-            f"(the scratch workspace's random name and test timings are normalised):\n\n"
-            f'{fence}text title="{command}"\n{output}{fence}')
+    return (f"This is what `{command}` printed when this page was built (the scratch "
+            f"workspace's random name and test timings are normalised):\n\n"
+            f"{transcripts.transcript_html(command, output)}\n")
+
+
+def whole_file_section(chapter: str, root: Path = ROOT) -> str:
+    """The README's <!-- whole-file --> region: the file, collapsed (GitHub readers
+    get the link to code.py that the README has there instead)."""
+    code = (root / chapter / "code.py").read_text(encoding="utf-8").rstrip("\n")
+    fence = "````" if "```" in code else "```"
+    body = "\n".join("    " + ln if ln else "" for ln in
+                     [f'{fence}python title="{chapter}/code.py"', *code.split("\n"), fence])
+    return (f'??? example "The whole file: {chapter}/code.py, '
+            f'{code.count(chr(10)) + 1} lines"\n\n{body}\n')
+
+
+# --- Material's niceties from plain Markdown ------------------------------------------------
+# A README says things in Markdown that GitHub and an editor show well; the site turns
+# them into Material's widgets here, at build time:
+#   <!-- tabs --> ### A ... ### B ... <!-- /tabs -->    content tabs A | B
+#   > [!WARNING]                                        an admonition (GitHub shows an
+#   > **Title**                                         alert): NOTE, TIP, IMPORTANT,
+#   > text                                              WARNING, CAUTION
+# <details class="note" markdown><summary>..</summary> needs nothing: both render it.
+
+TABS = re.compile(r"^<!-- tabs -->\n(?P<body>.*?)^<!-- /tabs -->$", re.S | re.M)
+ALERT = re.compile(r"^> \[!(?P<kind>NOTE|TIP|IMPORTANT|WARNING|CAUTION)\]\n"
+                   r"(?:> \*\*(?P<title>[^*\n]+)\*\*\n)?(?P<body>(?:>.*(?:\n|$))*)", re.M)
+ADMONITION = {"NOTE": "note", "TIP": "tip", "IMPORTANT": "info", "WARNING": "warning",
+              "CAUTION": "danger"}
+
+
+def indent(text: str) -> str:
+    return "\n".join("    " + ln if ln.strip() else "" for ln in text.strip("\n").split("\n"))
+
+
+def as_tabs(markdown: str) -> str:
+    def tabs(m):
+        parts = re.split(r"^### (.+)\n", m["body"], flags=re.M)
+        return "\n\n".join(f'=== "{title.strip()}"\n\n{indent(body)}'
+                            for title, body in zip(parts[1::2], parts[2::2]))
+    return TABS.sub(tabs, markdown)
+
+
+def as_admonitions(markdown: str) -> str:
+    def admonition(m):
+        body = "\n".join(re.sub(r"^> ?", "", ln) for ln in m["body"].rstrip("\n").split("\n"))
+        title = f' "{m["title"]}"' if m["title"] else ""
+        return f"!!! {ADMONITION[m['kind']]}{title}\n\n{indent(body)}\n"
+    return ALERT.sub(admonition, markdown)
 
 
 # --- the home page's chapter table ------------------------------------------------------
@@ -308,16 +275,31 @@ def make_exercise_files() -> None:
                     "see `python exercises/make.py --check`")
 
 
+# Pages besides the chapters: (navigation title, page, source file in the repository).
+EXTRA_PAGES = [("Exercises", "exercises/README.md", "exercises/README.md"),
+               ("Benchmarks", "benchmarks/README.md", "benchmarks/README.md")]
+
+
+def benchmarks_list(root: Path = ROOT) -> str:
+    """Each benchmark script and what its docstring says it measures (no code)."""
+    parts = []
+    for path in sorted((root / "benchmarks").glob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        first, _, rest = doc.partition("\n")
+        parts.append(f"### {path.name}\n\n{first.strip()}\n\n"
+                     f"```text\n{rest.strip()}\n```")
+    return "\n\n".join(parts)
+
+
 def on_config(config, **kwargs):
+    for chapter in chapters():  # the demos run while the READMEs are checked
+        transcripts.start_demo(chapter)
     make_exercise_files()
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import code_regions  # the READMEs' code blocks: written from the files, never stale
     for problem in code_regions.stale():
         log.warning("chapters hook: %s", problem)
-    snippets = config.mdx_configs.setdefault("pymdownx.snippets", {})
-    snippets["base_path"] = [str(ROOT)]
-    config.nav = [{"Home": "index.md"}] + [
-        {readme_title(chapter): f"{chapter}/README.md"} for chapter in chapters()]
+    config.nav = ([{"Home": "index.md"}]
+                  + [{readme_title(chapter): f"{chapter}/README.md"} for chapter in chapters()]
+                  + [{title: page} for title, page, _ in EXTRA_PAGES])
     return config
 
 
@@ -326,20 +308,26 @@ def on_files(files, config, **kwargs):
         for name in ("README.md", "code.py"):
             files.append(File.generated(config, f"{chapter}/{name}",
                                         abs_src_path=str(ROOT / chapter / name)))
-        start_demo(chapter)  # runs while mkdocs reads the other pages
+    for _, page, source in EXTRA_PAGES:
+        if source:
+            files.append(File.generated(config, page, abs_src_path=str(ROOT / source)))
     return files
 
 
 def on_page_markdown(markdown, page, config, files, **kwargs):
+    markdown = as_admonitions(as_tabs(markdown))
     src = page.file.src_uri
     if src == "index.md":
         return replace_region(markdown, "chapters", chapters_table())[0]
+    if src == "benchmarks/README.md":
+        return replace_region(markdown, "benchmarks", benchmarks_list())[0]
     chapter = src.split("/")[0]
     if not (src.endswith("/README.md") and chapter in chapters()):
         return markdown
     prev = previous_chapter(chapter)
     generated = [("diff", f"What changed since {prev or 'the start'}", diff_section(chapter)),
-                 ("transcript", "Transcript of the offline demo", transcript_section(chapter))]
+                 ("transcript", "Transcript of the offline demo", transcript_section(chapter)),
+                 ("whole-file", "The whole file", whole_file_section(chapter))]
     for name, heading, content in generated:
         markdown, found = replace_region(markdown, name, content)
         if not found:
@@ -349,10 +337,13 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     return markdown
 
 
-# Collapsed blocks that repeat what the page already shows, or give an answer away:
-# the whole file (example), the diff (abstract), the exercises' solutions (success).
-# Search leaves them out; it indexes the explanation and the code shown beside it.
-NOT_SEARCHED = re.compile(r'<details class="(?:example|abstract|success)"')
+# What search leaves out: collapsed blocks that repeat what the page already shows or
+# give an answer away (the whole file: example; the diffs: abstract; the exercises'
+# solutions: success), the transcripts, and the Python blocks. It indexes the
+# explanations, which name every function they discuss: a search for
+# `check_permission` lands on the paragraph about it, not inside a function body.
+NOT_SEARCHED = re.compile(r'<details class="(?:example|abstract|success)"'
+                          r'|<div class="language-(?:text|python) highlight(?: transcript)?"')
 
 
 def on_page_content(html, page, config, files, **kwargs):
@@ -361,6 +352,6 @@ def on_page_content(html, page, config, files, **kwargs):
 
 def on_serve(server, config, builder, **kwargs):
     for path in [*(p for p in ROOT.iterdir() if p.is_dir() and CHAPTER_DIR.match(p.name)),
-                 ROOT / "offline"]:
+                 ROOT / "offline", ROOT / "exercises", ROOT / "benchmarks"]:
         server.watch(str(path))
     return server

@@ -1,0 +1,154 @@
+"""The offline demo of each chapter, really run, shown as a styled transcript.
+
+The docs hook runs `python sNN/code.py --offline` as a learner would (all chapters at
+once, while mkdocs reads the pages) and puts what it printed on the chapter page.
+A transcript is cached by what it depends on (the chapter's code.py, the offline
+package, the Python version) in .cache/docs/transcripts/, which git ignores: a
+rebuild with nothing changed runs no demo.
+
+Each line gets a class from STYLES, the first pattern that matches, and
+docs/css/extra.css gives each class its look, light and dark. The demo's lines
+change as the chapters do: adjust the table, not the code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = ROOT / ".cache" / "docs" / "transcripts"
+DEMO_TIMEOUT = 180                           # seconds one offline demo may take
+WORKSPACE_PLACEHOLDER = "xxxxxxxx"            # stands for mkdtemp's random suffix
+
+# How each line of a transcript is shown: (pattern, class), the first match wins.
+# A subagent's lines carry its label first (`[check report] > read_file(...)`): the
+# label is shown apart, and the rest of the line is classified as usual.
+SUBAGENT = re.compile(r"^\[(?!allow\]|deny\]|ask\])[^\]\n]{1,60}\] (?=[> !\[~]|  )")
+STYLES = [
+    (r"^-{20,}$", "rule"),                          # the demo banner's rules
+    (r"^s\d\d >> ", "prompt"),                      # what the user typed
+    (r"^> \w+\(", "call"),                          # a tool_use, as the model asked
+    (r"^\s*\[allow\]", "allow"),                    # the permission decision ...
+    (r"^\s*\[deny\]", "deny"),
+    (r"^\s*\[ask\]|^\s*\? Allow ", "ask"),
+    (r"^\s*~ |^\s*\[?hook|^hooks: ", "hook"),     # a hook ran, and what it said
+    (r"^\s*batch \d|^\s*\[reply complete", "batch"),  # s06: calls started together
+    (r"^! ", "error"),                              # an is_error tool_result
+    (r"^(permission mode|tools|skills|deferred):", "status"),  # what the run starts with
+    (r"^  ", "result"),                             # a tool_result, indented
+    (r"", "text"),                                  # the model's own words
+]
+_STYLES = [(re.compile(pattern), name) for pattern, name in STYLES]
+
+
+def line_class(line: str, in_banner: bool) -> str:
+    if in_banner and not line.startswith("---"):
+        return "banner"
+    return next(name for pattern, name in _STYLES if pattern.search(line))
+
+
+def styled(text: str) -> str:
+    """The transcript as HTML: one <span class="t-..."> per line, its newline inside
+    (the CSS makes each a block, so that a wrapped line can hang indented)."""
+    out, in_banner = [], False
+    for line in text.rstrip("\n").split("\n"):
+        label = ""
+        if m := SUBAGENT.match(line):
+            label, line = m[0], line[m.end():]
+        name = line_class(line, in_banner)
+        if name == "rule":
+            in_banner = not in_banner
+        tag = f'<span class="t-agent">{html.escape(label)}</span>' if label else ""
+        out.append(f'<span class="t-line t-{name}">{tag}{html.escape(line)}\n</span>')
+    return "".join(out)
+
+
+def transcript_html(command: str, text: str) -> str:
+    """A block that looks like the site's other code blocks, with its lines styled.
+    Written as raw HTML into the Markdown (no blank line: one HTML block). The copy
+    button copies `data-copy`, the text as printed."""
+    body = styled(text)  # every line is a <span>: no blank line ends the HTML block
+    copy = html.escape(text.rstrip("\n"), quote=True).replace("\n", "&#10;")
+    return (f'<div class="language-text highlight transcript" data-copy="{copy}">'
+            f'<span class="filename">{html.escape(command)}</span>'
+            f"<pre><span></span><code>{body}\n</code></pre></div>")
+
+
+# --- running the demo -------------------------------------------------------------------
+
+def demo_environment(tmp: str) -> dict[str, str]:
+    """No key, no colour, no provider from the developer's shell or .env."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("ANTHROPIC_") and k != "MODEL_ID"}
+    # subtle: empty values count as set, so load_dotenv cannot fill them from .env.
+    env.update(ANTHROPIC_API_KEY="", ANTHROPIC_AUTH_TOKEN="", MODEL_ID="",
+               NO_COLOR="1", TMPDIR=tmp, PYTHONIOENCODING="utf-8")
+    return env
+
+
+def normalise_transcript(text: str, tmp: str) -> str:
+    """Make the transcript stable: the scratch workspace and timings vary per run."""
+    for prefix in {tmp, os.path.realpath(tmp)}:
+        text = text.replace(prefix.rstrip("/") + "/", "/tmp/")
+    text = re.sub(r"(/tmp/s\d\d-demo-)[A-Za-z0-9_]+", rf"\g<1>{WORKSPACE_PLACEHOLDER}", text)
+    text = re.sub(r"\b(Ran \d+ tests? in )\d+\.\d+s", r"\g<1>0.001s", text)
+    return text.rstrip() + "\n"
+
+
+def run_demo(chapter: str, root: Path = ROOT) -> str:
+    """Run `python sNN/code.py --offline` as a learner would; return what it printed."""
+    with tempfile.TemporaryDirectory(prefix="docs-demo-") as tmp:
+        proc = subprocess.run(
+            [sys.executable, str(root / chapter / "code.py"), "--offline"],
+            cwd=tmp, env=demo_environment(tmp), stdin=subprocess.DEVNULL,
+            capture_output=True, text=True, encoding="utf-8", errors="replace",
+            timeout=DEMO_TIMEOUT,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"exit status {proc.returncode}\n{proc.stderr[-2000:]}")
+        return normalise_transcript(proc.stdout + proc.stderr, tmp)
+
+
+def demo_fingerprint(chapter: str, root: Path = ROOT) -> str:
+    """What the transcript depends on: the chapter's code, the offline package and
+    the Python that runs them."""
+    h = hashlib.sha256(sys.version.encode())
+    for path in [root / chapter / "code.py", *sorted((root / "offline").rglob("*"))]:
+        if path.is_file() and "__pycache__" not in path.parts:
+            h.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
+    return h.hexdigest()
+
+
+def cached_demo(chapter: str, key: str) -> str:
+    path = CACHE / f"{chapter}-{key[:32]}.txt"
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    text = run_demo(chapter)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    for old in CACHE.glob(f"{chapter}-*.txt"):  # keep one per chapter
+        old.unlink(missing_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return text
+
+
+_POOL = ThreadPoolExecutor(max_workers=8)  # demos mostly wait: run them all at once
+_DEMOS: dict[str, Future] = {}  # fingerprint -> future transcript (kept across rebuilds)
+
+
+def start_demo(chapter: str) -> Future:
+    key = demo_fingerprint(chapter)
+    if key not in _DEMOS:
+        _DEMOS[key] = _POOL.submit(cached_demo, chapter, key)
+    return _DEMOS[key]
+
+
+def forget_demo(chapter: str) -> None:
+    _DEMOS.pop(demo_fingerprint(chapter), None)

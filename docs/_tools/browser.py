@@ -1,0 +1,133 @@
+"""A built site, served on localhost and opened in headless Chromium with the network off.
+
+Used by tests/test_docs_browser.py and docs/_tools/screenshots.py. Chromium is
+Debian's (`apt-get install chromium`), driven by Playwright's Python package with
+`executable_path`; Playwright's own browser download is not needed. Every request
+to a host other than localhost is blocked and recorded, so a page that would need
+the network shows it: a diagram left as text, a search that never answers, and an
+entry in `Browser.outside`.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+# The flags that work in a container, with nothing in the background that phones home.
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage"]
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+# Force the shadow roots Material draws diagrams into open, so a check can look inside.
+OPEN_SHADOW_ROOTS = """
+const attach = Element.prototype.attachShadow;
+Element.prototype.attachShadow = function (init) {
+  return attach.call(this, Object.assign({}, init, {mode: "open"}));
+};
+"""
+
+
+def chromium_path() -> str | None:
+    """Debian's Chromium, or another Chromium on PATH; None if there is none."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        if found := shutil.which(name):
+            return found
+    return None
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # no line per request on stderr
+        pass
+
+
+@contextmanager
+def serve(site: Path):
+    """Serve the folder `site` on a free localhost port; yields its base URL."""
+    handler = functools.partial(QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class Browser:
+    """Chromium with the network off: `outside` lists every blocked request. Each
+    page gets a context of its own, so nothing (a chosen colour scheme in
+    localStorage, say) carries over from one page to the next."""
+
+    def __init__(self, playwright, executable: str):
+        # Playwright starts Chromium with a fresh, temporary --user-data-dir.
+        self.chromium = playwright.chromium.launch(
+            executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
+        self.outside: list[str] = []
+
+    def _route(self, route):
+        url = route.request.url
+        if urlsplit(url).scheme in ("data", "blob") or urlsplit(url).hostname in LOOPBACK:
+            route.continue_()
+        else:
+            self.outside.append(url)
+            route.abort("internetdisconnected")
+
+    def page(self, width: int, height: int = 900, dark: bool = False):
+        """A new tab, `width` px wide, in the light or the dark colour scheme."""
+        context = self.chromium.new_context(
+            viewport={"width": width, "height": height}, service_workers="block",
+            color_scheme="dark" if dark else "light")
+        context.add_init_script(OPEN_SHADOW_ROOTS)
+        context.route("**/*", self._route)
+        page = context.new_page()
+        page.on("close", lambda _: context.close())
+        return page
+
+    def close(self):
+        self.chromium.close()
+
+
+@contextmanager
+def browser(executable: str | None = None):
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as playwright:
+        b = Browser(playwright, executable or chromium_path())
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def wait_for_diagrams(page, timeout: float = 20_000) -> None:
+    """Until no mermaid block is left as text (Material swaps each for a drawing)."""
+    page.wait_for_function(
+        "() => document.querySelectorAll('pre.mermaid').length === 0"
+        " && [...document.querySelectorAll('div.mermaid')].every("
+        "      d => d.shadowRoot && d.shadowRoot.querySelector('svg'))",
+        timeout=timeout)
+
+
+def diagrams(page) -> list[dict]:
+    """Each drawn diagram: its size on screen and the text of its labels."""
+    return page.evaluate("""() => [...document.querySelectorAll('div.mermaid')].map(d => {
+        const svg = d.shadowRoot.querySelector('svg'), box = svg.getBoundingClientRect();
+        return {width: box.width, height: box.height, text: svg.textContent,
+                fontPx: Math.min(...[...svg.querySelectorAll('.nodeLabel, text')]
+                    .map(t => t.getBoundingClientRect().height).filter(h => h > 0))};
+    })""")
+
+
+def overflowing_code(page) -> list[dict]:
+    """Code blocks wider than their box (a reader would scroll sideways)."""
+    return page.evaluate("""() => [...document.querySelectorAll('pre > code')]
+        .filter(c => c.offsetParent !== null && c.scrollWidth > c.clientWidth + 1)
+        .map(c => ({title: (c.closest('.highlight')?.querySelector('.filename')
+                            ?.textContent || c.textContent.slice(0, 60)),
+                    scroll: c.scrollWidth, box: c.clientWidth}))""")

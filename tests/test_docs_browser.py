@@ -1,0 +1,132 @@
+"""The reading site in a real browser, with the network off, as a learner opens it.
+
+The site built by tests/test_docs.py is served on localhost and opened in headless
+Chromium (Debian's `chromium`, driven by Playwright; see docs/_tools/browser.py),
+with every request to another host blocked. On every page: the diagrams are drawn
+as SVG and fit a screen, no code block scrolls sideways, and nothing was fetched from
+elsewhere; on the home page, search answers and the dark-mode toggle switches.
+
+Without Chromium (or Playwright) these tests are skipped and say how to get them;
+CI installs Chromium (.ci/run), and under CI (the CI variable set) a missing one
+fails instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from conftest import ROOT
+from test_docs import CHAPTERS, site  # noqa: F401  (site: the session's build)
+
+sys.path.insert(0, str(ROOT / "docs" / "_tools"))
+import browser as tools  # noqa: E402
+
+pytestmark = [pytest.mark.xdist_group("docs")]  # the same worker builds the site once
+
+try:
+    import playwright.sync_api  # noqa: F401
+    MISSING = None if tools.chromium_path() else (
+        "no Chromium: `apt-get install chromium` (Debian, Ubuntu) to run the browser checks")
+except ImportError:
+    MISSING = "no Playwright: `pip install -r requirements.txt` to run the browser checks"
+
+PAGES = ["", *(f"{c}/" for c in CHAPTERS), "exercises/", "benchmarks/"]
+LAPTOP, PHONE = (1280, 800), (390, 844)
+LINE = 88          # code.py lines are at most this long
+SMALLEST_LABEL = 10  # px: a diagram's label box on a phone, at least (about 7 px text)
+
+
+# subtle: one browser per test, closed after it. The xdist group may interleave these
+# tests with test_docs.py's, and a Playwright session left open between them (its
+# greenlets) has made CPython 3.11's ast.parse fail there ("AST constructor recursion
+# depth mismatch").
+@pytest.fixture
+def chromium(site):  # noqa: F811
+    if MISSING and os.environ.get("CI"):
+        pytest.fail(f"CI must run the browser checks: {MISSING}")
+    if MISSING:
+        pytest.skip(MISSING)
+    with tools.serve(site) as base, tools.browser() as b:
+        b.base = base
+        yield b
+    assert not b.outside, f"requests to other hosts: {sorted(set(b.outside))}"
+
+
+def open_page(chromium, path: str, size, dark: bool = False):
+    page = chromium.page(*size, dark=dark)
+    page.goto(chromium.base + path)
+    page.wait_for_load_state("load")
+    return page
+
+
+@pytest.mark.parametrize("size", [LAPTOP, PHONE], ids=["1280px", "390px"])
+def test_every_page_works_offline(chromium, size):
+    """Each page draws its diagrams as SVG, at a size one can read, and fetches nothing
+    from another host; no code block needs sideways scrolling; at 1280 px a line of
+    88 characters fits a code box unwrapped."""
+    problems = []
+    for path in PAGES:
+        page = open_page(chromium, path, size)
+        if page.query_selector("pre.mermaid, div.mermaid"):
+            tools.wait_for_diagrams(page)
+            page.wait_for_timeout(200)  # docs/js/diagrams.js fits them a frame later
+            for d in tools.diagrams(page):
+                if not d["text"].strip():
+                    problems.append(f"{path}: a diagram drew no labels")
+                if size == LAPTOP and d["height"] > 0.8 * size[1] + 2:
+                    problems.append(f"{path}: a diagram {d['height']:.0f}px tall")
+                if size == PHONE and d["fontPx"] < SMALLEST_LABEL:
+                    problems.append(f"{path}: diagram labels {d['fontPx']:.1f}px high")
+        # Everything a reader can unfold or switch to: collapsed blocks, other tabs.
+        page.evaluate("""() => {
+            document.querySelectorAll('details').forEach(d => d.open = true);
+            document.querySelectorAll('.tabbed-content > .tabbed-block')
+                .forEach(b => b.style.display = 'block'); }""")
+        problems += [f"{path}: {o['title'][:60]!r} is {o['scroll']}px wide in a "
+                     f"{o['box']}px box" for o in tools.overflowing_code(page)]
+        if size == LAPTOP and page.query_selector(".highlight pre > code"):
+            room = page.evaluate(f"""() => {{
+                const code = document.querySelector('.highlight pre > code');
+                const probe = document.createElement('span');
+                probe.textContent = 'x'.repeat({LINE});
+                probe.style.whiteSpace = 'pre';
+                code.prepend(probe);
+                const wide = probe.getBoundingClientRect().width;
+                probe.remove();
+                const style = getComputedStyle(code);
+                return [wide, code.clientWidth - parseFloat(style.paddingLeft)
+                                                - parseFloat(style.paddingRight)]; }}""")
+            if room[0] > room[1]:
+                problems.append(f"{path}: {LINE} characters need {room[0]:.0f}px, "
+                                f"the code box has {room[1]:.0f}px")
+        page.close()
+    assert not problems, "\n".join(problems)
+    assert not chromium.outside, f"requests to other hosts: {sorted(set(chromium.outside))}"
+
+
+def test_search_answers_offline(chromium):
+    """Typing in the search box lists matching pages (the search worker loads locally)."""
+    page = open_page(chromium, "", LAPTOP)
+    page.click("input.md-search__input")
+    page.keyboard.type("tool_result", delay=20)  # Material searches on key presses
+    page.wait_for_selector(".md-search-result__item", timeout=15_000)
+    found = page.eval_on_selector_all(".md-search-result__item a", "as => as.map(a => a.href)")
+    assert any("s01_agent_loop" in href for href in found), found
+    meta = page.inner_text(".md-search-result__meta")
+    assert "Initializing" not in meta, meta
+    page.close()
+
+
+def test_dark_mode_toggle_switches(chromium):
+    """The palette toggle switches the page between the light and the dark scheme."""
+    page = open_page(chromium, "s01_agent_loop/", LAPTOP)
+    scheme = "() => document.body.getAttribute('data-md-color-scheme')"
+    assert page.evaluate(scheme) == "default"
+    page.click("form[data-md-component='palette'] label:visible")
+    page.wait_for_function(f"({scheme})() === 'slate'", timeout=5_000)
+    page.click("form[data-md-component='palette'] label:visible")
+    page.wait_for_function(f"({scheme})() === 'default'", timeout=5_000)
+    page.close()
