@@ -16,6 +16,7 @@ import importlib
 import io
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -50,24 +51,30 @@ def chapter_params(first: str):
 
 
 # --- parallel runs (pytest -n auto) ------------------------------------------------
-# These files build something once in a module fixture (the site, the exercises and
-# their checker runs): all their tests go to one worker. Their xdist_group mark says
-# the same, but pytest-xdist 3.8 loses it on pytest >= 9.2 (pytest-xdist issue 1386),
-# and then every worker builds the site and runs the checkers again.
-ONE_WORKER_FILES = ("tests/test_docs.py", "tests/test_exercises.py")
+# A file whose `pytestmark` names an xdist_group builds something once (the site, the
+# exercises' checker runs): all the tests of a group go to one worker. pytest-xdist 3.8
+# loses the mark on pytest >= 9.2 (pytest-xdist issue 1386), and then each worker built
+# the site and ran the checkers again; so the scheduler reads the groups from the files.
+def xdist_groups(folder: Path = Path(__file__).parent) -> dict[str, str]:
+    """'tests/test_docs.py' -> 'docs': each test file's xdist_group, from its source."""
+    marks = {path: re.search(r'^pytestmark\b.*xdist_group\("(\w+)"\)',
+                             path.read_text(encoding="utf-8"), re.M)
+             for path in sorted(folder.glob("test_*.py"))}
+    return {f"{folder.name}/{path.name}": m.group(1) for path, m in marks.items() if m}
 
 
 def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadGroupScheduling
+    groups = xdist_groups()
 
-    class FilesOnOneWorker(LoadGroupScheduling):
+    class GroupsOnOneWorker(LoadGroupScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::")[0]
-            return path if path in ONE_WORKER_FILES else super()._split_scope(nodeid)
+            group = groups.get(nodeid.split("::")[0])
+            return f"@{group}" if group else super()._split_scope(nodeid)
 
-    return FilesOnOneWorker(config, log)
+    return GroupsOnOneWorker(config, log)
 
 
 # --- isolation -------------------------------------------------------------------
