@@ -20,6 +20,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -205,19 +206,21 @@ def clean_env(**extra) -> dict:
 
 
 def run_main(chapter: str, *args: str, cwd: Path, input: str | None = None,
-             **env) -> subprocess.CompletedProcess:
+             timeout: float | None = None, **env) -> subprocess.CompletedProcess:
     """Call the chapter's main() in this process, as run_cli runs the file: the same
     arguments, environment, working directory and stdin, with stdout and stderr
     captured. For command-line contracts that need no process of their own; each
-    contract still has one test that runs the file (a process costs ~1 s of SDK start)."""
+    contract still has one test that runs the file (a process costs ~1 s of SDK start).
+    `timeout` is run_cli's, accepted and unused here."""
     module = load_chapter(chapter)
-    saved = dict(os.environ), os.getcwd(), sys.stdin
+    saved = dict(os.environ), os.getcwd(), sys.stdin, tempfile.tempdir
     out, err = io.StringIO(), io.StringIO()
     environment = clean_env(**env)
     os.environ.clear()
     os.environ.update(environment)
     os.chdir(cwd)
     sys.stdin = io.StringIO(input or "")
+    tempfile.tempdir = env.get("TMPDIR")  # subtle: tempfile reads TMPDIR once, then caches
     try:
         with redirect_stdout(out), redirect_stderr(err):
             try:
@@ -228,7 +231,7 @@ def run_main(chapter: str, *args: str, cwd: Path, input: str | None = None,
         os.environ.clear()
         os.environ.update(saved[0])
         os.chdir(saved[1])
-        sys.stdin = saved[2]
+        sys.stdin, tempfile.tempdir = saved[2], saved[3]
     return subprocess.CompletedProcess([chapter, *args], status, out.getvalue(), err.getvalue())
 
 

@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -69,6 +70,7 @@ def run_file(path: Path, args: list[str], cwd: Path, monkeypatch) -> tuple[int, 
     for key, value in clean_env(TMPDIR=str(cwd)).items():
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    monkeypatch.setattr(tempfile, "tempdir", str(cwd))  # tempfile read TMPDIR long ago
     spec = importlib.util.spec_from_file_location(f"demo_{path.stem}_{next(_loaded)}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

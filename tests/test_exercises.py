@@ -64,7 +64,8 @@ def run_checkers(folder: Path, report: Path) -> subprocess.CompletedProcess:
     a checker, on the files in `folder` (EXERCISE_DIR); one process for all checkers."""
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("ANTHROPIC_", "PYTEST_", "EXERCISE_")) and k != "MODEL_ID"}
-    env.update(EXERCISE_DIR=str(folder), NO_COLOR="1")
+    # TMPDIR: the scratch copies a checker's demo makes stay with this test's files
+    env.update(EXERCISE_DIR=str(folder), NO_COLOR="1", TMPDIR=str(report.parent))
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}",
          *(rel(checker_of(s)) for s in STARTERS)],
