@@ -35,8 +35,8 @@ Reading map (search for "s06 ·" to find what is new):
     hands its calls to a ToolRunner; `run_shell` and `run_hook` record their
     processes in the session (`new_session` has room for them), so Ctrl-C can kill
     them from the main thread; `check_permission` asks under the terminal lock, one
-    question at a time; `show_call`, `show_result`, `show_decision` and
-    `show_hook_line` print whole lines through say(); `run_task` prints only what
+    question at a time; `show_call`, `show_result`, `show_decision`, `show_usage`
+    and `show_hook_line` print whole lines through say(); `run_task` prints only what
     was not streamed already; `parse_args` describes this chapter.
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
@@ -2930,7 +2930,7 @@ def show_usage(usage) -> None:
     line = (f"  [input tokens: {usage.cache_read_input_tokens or 0:,} read from the "
             f"cache, {usage.cache_creation_input_tokens or 0:,} written to it, "
             f"{usage.input_tokens:,} uncached]")
-    print(f"\033[2m{line}\033[0m" if COLOR else line)
+    say(f"\033[2m{line}\033[0m" if COLOR else line)  # a subagent's is labelled
 
 
 # === s06 · concurrency: which calls may run together ===
@@ -2941,9 +2941,8 @@ MAX_PARALLEL = 10
 
 def is_concurrency_safe(tool_name: str, tool_input) -> bool:
     """May this call run at the same time as its neighbours? The tool's metadata says,
-    per input. Fails closed: an unknown tool, a tool that does not say, bad input or
-    a check that fails all mean no. A wrong "no" costs time; a wrong "yes" can lose
-    a write."""
+    per input. Fails closed: an unknown tool, a tool that does not say, bad input, a
+    failing check all mean no. A wrong "no" costs time; a wrong "yes" loses a write."""
     if not isinstance(tool_input, dict):
         return False
     return ask_meta(tool_meta(tool_name), "is_concurrency_safe", tool_input,

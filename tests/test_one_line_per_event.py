@@ -83,6 +83,10 @@ def test_the_s06_demo_shows_batches_early_calls_and_answers_once(chapter, worksp
         shown = [ln for ln in lines if ln.endswith(answer)]
         assert len(shown) == 1 and shown[0].startswith("  "), shown  # the agent result
     assert "say how to go on" not in out
+    # a subagent's token counts carry its label, as everything else it prints does
+    usage = [ln for ln in lines if "[input tokens: " in ln]
+    assert sum(ln.startswith("[check report] ") for ln in usage) >= 1, usage
+    assert sum(ln.startswith("[check total_value] ") for ln in usage) >= 1, usage
 
 
 # --- s03 on: a question, and its answer --------------------------------------------------
