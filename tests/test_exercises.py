@@ -203,18 +203,18 @@ def test_exercise_is_posed_in_its_readme(starter):
     assert command in readme.read_text(encoding="utf-8"), f"{rel(readme)} should name `{command}`"
 
 
-def test_readme_snippets_exist(made):
-    """Every `--8<-- "file:section"` in exercises/sNN/README.md (the text the chapter
-    pages include) names a real file and section, so the strict docs build finds them."""
-    for readme in sorted(ROOT.glob("exercises/s[0-9][0-9]/README.md")):
-        for target in re.findall(r'--8<-- "([^"]+)"', readme.read_text(encoding="utf-8")):
-            path, _, section = target.partition(":")
-            file = made / Path(path).relative_to("exercises")
-            assert file.is_file(), f"{rel(readme)} includes a missing file {path}"
-            if section:
-                text = file.read_text(encoding="utf-8")
-                assert f"--8<-- [start:{section}]" in text and f"--8<-- [end:{section}]" in text, (
-                    f"{rel(readme)} includes section {section!r}, which {path} does not mark")
+def test_readmes_show_the_exercise_code_as_it_is():
+    """The code each exercises/sNN/README.md shows is written from the exercise files
+    by docs/_hooks/code_regions.py (from their patches) and is up to date; no include
+    line that only the site understands is left."""
+    sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+    import code_regions
+    readmes = sorted(ROOT.glob("exercises/s[0-9][0-9]/README.md"))
+    assert code_regions.stale(readmes) == []
+    for readme in readmes:
+        text = readme.read_text(encoding="utf-8")
+        assert "--8<--" not in text, f"{rel(readme)} still has an include line"
+        assert "<!-- code exercises/" in text, f"{rel(readme)} shows no exercise code"
 
 
 # --- make.py does what it says -------------------------------------------------------------
