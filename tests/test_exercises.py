@@ -126,10 +126,11 @@ def no_checks(starter: Path, run: subprocess.CompletedProcess) -> str:
 
 
 def test_there_are_exercises():
-    """Every chapter that has an exercises folder has exercises in it."""
-    assert STARTERS, "no exercises/sNN/exK.py found"
+    """Every chapter that has an exercises folder has exercises in it: checkers, whose
+    starters come from a patch or a file (on a fresh clone nothing is made yet)."""
+    assert STARTERS, "no exercises/sNN/test_exK.py found"
     for folder in sorted(ROOT.glob("exercises/s[0-9][0-9]")):
-        assert list(folder.glob("ex[0-9]*.py")), f"{rel(folder)} holds no exercise"
+        assert list(folder.glob("test_ex[0-9]*.py")), f"{rel(folder)} holds no exercise"
 
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
