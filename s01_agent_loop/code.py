@@ -357,7 +357,7 @@ def explain(e: Exception) -> str:
     what, todo = API_ERRORS.get(kind, (f"the API answered {e.status_code}",
                                        "Try again."))
     said = error.get("message") or (e.body if isinstance(e.body, str) else "")
-    said = " ".join(str(said).split())[:300]  # one line, however the API put it
+    said = " ".join(str(said).split())[:300].rstrip(".")  # one line, one full stop
     # subtle: an error event in a stream comes after the 200 that opened it
     when = "mid-stream" if e.status_code == 200 else str(e.status_code)
     return f"{what} ({kind}, {when}): {said or 'no details'}. {todo}"

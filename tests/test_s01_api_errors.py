@@ -114,6 +114,7 @@ def test_each_error_is_one_readable_line_and_the_repl_goes_on(chapter, server, w
     for word in words:
         assert word in line, line
     assert "{'" not in proc.stderr and "Traceback" not in proc.stderr
+    assert ".." not in line, line  # the API's sentence, then ours: one full stop each
     assert "Back again." in proc.stdout
     assert user_words(server.requests[-1]) == ["two"]
 
