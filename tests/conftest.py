@@ -78,6 +78,13 @@ def pytest_xdist_make_scheduler(config, log):
     return GroupsOnOneWorker(config, log)
 
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """`-n auto`: one worker more than the cores. Many tests wait more than they
+    compute (a shell timeout, a scripted slow model, a child process starting), and
+    the extra worker keeps the cores busy meanwhile (2 cores: about 2:10 -> 1:50)."""
+    return (os.cpu_count() or 1) + 1
+
+
 # --- isolation -------------------------------------------------------------------
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
