@@ -312,7 +312,7 @@ def expected_and_got(error: str, message: str) -> str:
         for row in block:
             label, _, value = row.partition(": ")
             if not already_shown(value, message):
-                rows.append(f"{label}:".ljust(10) + value)
+                rows.append(f"{label + ':':<9} {value}")  # the values line up
     return "\n".join(dict.fromkeys(rows))
 
 
