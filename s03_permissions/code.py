@@ -407,9 +407,8 @@ def replace_text(text: str, old: str, new: str, replace_all: bool,
     """Replace the exact matches of `old` (or, failing that, its curly-quote
     variants) in `text`. New text is inserted literally: no regex, no `$1`."""
     haystack, needle = text, old
-    if text.count(old) == 0:  # the model often types ' and " where the file has ‘’“”
-        haystack, needle = (text.translate(CURLY_TO_STRAIGHT),
-                            old.translate(CURLY_TO_STRAIGHT))
+    if text.count(old) == 0:  # the model typed ' or " where the file has curly quotes
+        haystack, needle = (s.translate(CURLY_TO_STRAIGHT) for s in (text, old))
     starts = find_all(haystack, needle)
     if not starts:
         raise ToolError(not_found_message(text, old, file_path))
@@ -439,12 +438,13 @@ def keep_quote_style(new: str, old: str, found: str) -> str:
     quotes in the inserted parts if the file used them there."""
     if found == old:
         return new
+    double = "“" in found or "”" in found  # the file's own quote style
+    single = "‘" in found or "’" in found
     out, matcher = [], difflib.SequenceMatcher(None, old, new, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             out.append(found[i1:i2])  # what the file really has at these places
-        else:  # inserted text: the file's quote style, curly or straight
-            double, single = "“" in found or "”" in found, "‘" in found or "’" in found
+        else:  # inserted text: in the file's quote style
             inserted = new[j1:j2]
             if not double:
                 inserted = inserted.replace("“", '"').replace("”", '"')

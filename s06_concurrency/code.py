@@ -430,9 +430,8 @@ def replace_text(text: str, old: str, new: str, replace_all: bool,
     """Replace the exact matches of `old` (or, failing that, its curly-quote
     variants) in `text`. New text is inserted literally: no regex, no `$1`."""
     haystack, needle = text, old
-    if text.count(old) == 0:  # the model often types ' and " where the file has ‘’“”
-        haystack, needle = (text.translate(CURLY_TO_STRAIGHT),
-                            old.translate(CURLY_TO_STRAIGHT))
+    if text.count(old) == 0:  # the model typed ' or " where the file has curly quotes
+        haystack, needle = (s.translate(CURLY_TO_STRAIGHT) for s in (text, old))
     starts = find_all(haystack, needle)
     if not starts:
         raise ToolError(not_found_message(text, old, file_path))
@@ -462,12 +461,13 @@ def keep_quote_style(new: str, old: str, found: str) -> str:
     quotes in the inserted parts if the file used them there."""
     if found == old:
         return new
+    double = "“" in found or "”" in found  # the file's own quote style
+    single = "‘" in found or "’" in found
     out, matcher = [], difflib.SequenceMatcher(None, old, new, autojunk=False)
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             out.append(found[i1:i2])  # what the file really has at these places
-        else:  # inserted text: the file's quote style, curly or straight
-            double, single = "“" in found or "”" in found, "‘" in found or "’" in found
+        else:  # inserted text: in the file's quote style
             inserted = new[j1:j2]
             if not double:
                 inserted = inserted.replace("“", '"').replace("”", '"')
@@ -3093,13 +3093,13 @@ class ToolRunner:
                             "content": output, "is_error": is_error})
         return results, interrupted
 
-    def show_batch(self, number: int, span: range, blocks: list, wall: float) -> None:
-        """After a batch: each call's time, and the batch's against their sum."""
+    def show_batch(self, n: int, span: range, blocks: list, wall: float) -> None:
+        """After batch n: each call's time, and the batch's against their sum."""
         spans = [(blocks[i].name, *self.spans[i]) for i in span if i in self.spans]
         took = ", ".join(f"{name} {end - start:.2f} s" for name, start, end in spans)
         if len(span) == 1:  # and a reply of one call needs no batch line at all
-            return say(f"  batch {number} · {took}, alone") if len(blocks) > 1 else None
-        say(f"  batch {number} · {len(span)} calls in parallel: {wall:.2f} s, against "
+            return say(f"  batch {n} · {took}, alone") if len(blocks) > 1 else None
+        say(f"  batch {n} · {len(span)} calls in parallel: {wall:.2f} s, against "
             f"{sum(e - s for _, s, e in spans):.2f} s one after another ({took})")
 
 

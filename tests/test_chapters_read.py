@@ -202,6 +202,12 @@ def test_chapter_passes_ruff_lines_fit_88_columns(chapter):
     checks, but the few rules the chapters break on purpose (pyproject.toml)."""
     found = ruff_findings(f"{chapter}/code.py", source(chapter))
     assert not found, f"ruff check {chapter}/code.py:\n" + "\n".join(found)
+    # subtle: ruff counts characters; a curly quote is one character but three bytes,
+    # and tools that count bytes (awk, some editors' rulers) must agree too.
+    wide = [f"{chapter}/code.py:{i}: {len(line.encode())} bytes"
+            for i, line in enumerate(source(chapter).split("\n"), 1)
+            if len(line.encode()) > 88]
+    assert not wide, "\n".join(wide)
 
 
 def test_exercise_files_fit_88_columns():
