@@ -18,6 +18,7 @@ This chapter gives the model one tool, `run_shell`, and gets the loop right:
 - a turn limit ends a runaway loop with a clear message;
 - the API's errors end the task, not the program: the SDK retries what is worth
   retrying (each retry one line), the REPL drops the failed exchange and goes on;
+- a long session survives its context window: the oldest exchanges go (or /clear);
 - the shell cannot wait for input or hang: stdin closed, PAGER=cat, a timeout that
   kills the whole process group, output cut to its head and tail.
 
@@ -29,6 +30,7 @@ Reading map (every section is new; search for "s01 ·" to find each):
     s01 · execute_tool: every tool_use gets its tool_result
     s01 · display: each call and its result
     s01 · stop reasons: what the loop does with each reply
+    s01 · long sessions: the context window
     s01 · the agent loop
     s01 · API errors: retried by the SDK, shown, and survived
     s01 · the command line: a REPL, one task, or the offline demo

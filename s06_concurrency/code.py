@@ -3349,9 +3349,8 @@ def run_task(prompt: str, messages: list, client, args) -> None:
     messages.append({"role": "user", "content": prompt})
     answer = agent_loop(messages, client, model=args.model, max_turns=args.max_turns)
     last = messages[-1]
-    streamed = "\n\n".join(b.text for b in last["content"]  # as final_text has it
-                             if b.type == "text" and b.text.strip()) \
-        if last["role"] == "assistant" else ""
+    streamed = "\n\n".join(b.text for b in last["content"] if b.type == "text"
+                           and b.text.strip()) if last["role"] == "assistant" else ""
     if answer[len(streamed):].strip():  # the text came as it streamed; a notice did not
         print(answer[len(streamed):].strip())
     show_quiet_hooks()
