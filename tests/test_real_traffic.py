@@ -12,7 +12,8 @@ import anthropic
 import pytest
 
 from conftest import chapter_params, load_chapter, run_main
-from offline.server import error_event, overloaded, prompt_tokens, reply, tool_use
+from offline.server import (error_event, overloaded, prompt_tokens, refusal, reply,
+                            tool_use)
 
 
 @pytest.fixture(params=chapter_params("s01"))
@@ -112,3 +113,15 @@ def test_a_call_started_early_stops_when_the_reply_fails(chapter, server, worksp
     assert time.monotonic() - began < 2.5  # it did not wait for the sleep
     assert not mod.SESSION["running"]
     assert len(server.requests) == 1  # no tool_result was sent
+
+
+def test_a_refusals_reason_is_on_screen_plain_and_streamed(chapter, server, workspace):
+    """s01-s05 ask without streaming, s06 streams: both show the category and the
+    explanation (anthropic >= 0.98 carries stop_details in both modes)."""
+    major, minor = (int(p) for p in anthropic.__version__.split(".")[:2])
+    assert (major, minor) >= (0, 98), "requirements.txt pins anthropic>=0.98"
+    server.add(refusal(category="cyber", explanation="It could enable cyber harm."))
+    proc = run_main(chapter, "write malware", cwd=workspace, **live(server))
+    assert proc.returncode == 1
+    [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert "refused" in line and "cyber: It could enable cyber harm." in line
