@@ -19,8 +19,11 @@ message.
 What the real API does, the server does:
 - It checks every request as the Messages API does (`check_request`) and answers an
   invalid one with a 400 `invalid_request_error` in the API's own words, without
-  using a turn of the script: a tool_use with no tool_result right after it, empty or
-  whitespace-only content, duplicate ids, a missing `max_tokens`... (see RULES).
+  using a turn of the script: a tool_use with no tool_result right after it, empty
+  content or a message of nothing but whitespace, duplicate ids, a missing
+  `max_tokens`... (see RULES). With `context_window=N` a request past N tokens gets
+  the API's 400 "prompt is too long: ... tokens > N maximum".
+- `recorded()` replays a real recorded answer byte for byte, headers included.
   Set SCRIPTED_SERVER_AUDIT=<file> to check without rejecting: every request is
   answered and one JSON line per request (test, rule, message) is appended to
   <file>; `python -m offline.server <file>` sums it up.
@@ -208,7 +211,8 @@ def error_event(*blocks: dict | str, kind: str = "overloaded_error",
 # with the words of its 400 answers. (Checked against the API's answers as reported
 # in public issues, 2024-2026.) Not checked, because today's API accepts them: two
 # messages in a row with the same role (it merges them), a first message from the
-# assistant, an empty final assistant message (a prefill).
+# assistant, an empty final assistant message (a prefill), whitespace-only text
+# blocks beside other content (real web-search replies hold them; tests/recordings).
 RULES = {
     "max_tokens": "max_tokens: Field required",
     "messages": "messages: Field required",

@@ -2919,16 +2919,13 @@ def final_text(response, action: str) -> str:
 
 
 # === s01 · long sessions: the context window ===
-# The most tokens a request may hold; the API's "prompt is too long" answer names the
-# real figure, which then replaces this guess.
+# The most tokens a request may hold (the API's "prompt is too long" names it).
 WINDOW = {"size": 200_000, "warned": False}
 
 
 def count_tokens(usage) -> None:
     """Warn once when a reply's tokens, as the API counted them, near the window."""
-    used = sum(getattr(usage, k, None) or 0 for k in (
-        "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-        "output_tokens"))
+    used = sum(v for k, v in vars(usage).items() if k.endswith("_tokens") and v)
     if used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
         WINDOW["warned"] = True
         print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
@@ -2943,10 +2940,9 @@ def too_long(e: Exception) -> tuple[int, int] | None:
 
 
 def drop_oldest(messages: list, budget: int) -> int:
-    """Drop the oldest whole exchanges until the rest fits in `budget` characters (a
-    rough measure, but in proportion to tokens); return how many went. An exchange
-    starts at a prompt (a user message of plain text), so what is kept starts with
-    one, and no tool_use is parted from its tool_result."""
+    """Drop the oldest whole exchanges until the rest fits in `budget` characters;
+    return how many went. An exchange starts at a prompt (a user message of plain
+    text): what is kept starts with one, no tool_use parted from its tool_result."""
     starts = [i for i, m in enumerate(messages)
               if m["role"] == "user" and isinstance(m["content"], str)]
     dropped = next((n for n, i in enumerate(starts)
@@ -3286,9 +3282,8 @@ class ShowRetries(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         # subtle: these are the SDK's log messages, not an API; if they change, the
         # retries still happen, only these lines go quiet. The status comes from its
-        # line for every answer: the line that says why it retries has another form
-        # when the answer carries `x-should-retry: true`, as the real API's 429s and
-        # 529s do.
+        # line for every answer: its line on why it retries has another form when the
+        # answer says `x-should-retry: true`, as the real API's 429s and 529s do.
         msg = str(record.msg)
         if msg.startswith(("Sending HTTP Request", "HTTP Response:")):
             self.status = record.args[2] if msg.startswith("HTTP") else None
@@ -3396,12 +3391,10 @@ def survive(e: Exception, messages: list, mark: int) -> str:
     WINDOW.update(size=most, warned=False)
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
-    told = (f"the conversation ({sent:,} tokens) outgrew the model's context window "
-            f"({most:,}): that task was dropped")
-    if not dropped:
-        return f"{told}. Ask for less at a time, or type /clear to start over."
-    return (f"{told}, and the {dropped} oldest exchange(s) with it. Ask again; "
-            "type /clear to start over.")
+    then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
+            else ". Ask for less at a time")
+    return (f"the conversation ({sent:,} tokens) outgrew the model's context window "
+            f"({most:,}): that task was dropped{then}, or type /clear to start over.")
 
 
 def run_offline_demo(args) -> int:
