@@ -125,3 +125,21 @@ def test_a_refusals_reason_is_on_screen_plain_and_streamed(chapter, server, work
     assert proc.returncode == 1
     [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert "refused" in line and "cyber: It could enable cyber harm." in line
+
+
+@pytest.mark.parametrize("chapter", chapter_params("s06"))
+def test_a_subagent_started_early_is_told_to_stop_when_the_reply_fails(
+        chapter, server, workspace):
+    """An `agent` call starts while the reply streams; the stream breaks off. The
+    subagent stops at its next event: it makes no further request."""
+    mod = load_chapter(chapter)
+    client = anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
+    (workspace / "a.txt").write_text("alpha\n")
+    server.add(error_event(tool_use("agent", {"description": "look", "prompt": "read"}),
+                           "More to say.", event_delay=0.05),
+               reply(tool_use("read_file", {"file_path": "a.txt"}), delay=0.5),
+               reply("Sub done."))
+    with pytest.raises(anthropic.APIStatusError):
+        mod.agent_loop([{"role": "user", "content": "go"}], client)
+    assert len(server.requests) == 2 and server.remaining == 1
+    assert (workspace / "a.txt").resolve() not in mod.SESSION["read"]
