@@ -19,8 +19,11 @@ message.
 What the real API does, the server does:
 - It checks every request as the Messages API does (`check_request`) and answers an
   invalid one with a 400 `invalid_request_error` in the API's own words, without
-  using a turn of the script: a tool_use with no tool_result right after it, empty or
-  whitespace-only content, duplicate ids, a missing `max_tokens`... (see RULES).
+  using a turn of the script: a tool_use with no tool_result right after it, empty
+  content or a message of nothing but whitespace, duplicate ids, a missing
+  `max_tokens`... (see RULES). With `context_window=N` a request past N tokens gets
+  the API's 400 "prompt is too long: ... tokens > N maximum".
+- `recorded()` replays a real recorded answer byte for byte, headers included.
   Set SCRIPTED_SERVER_AUDIT=<file> to check without rejecting: every request is
   answered and one JSON line per request (test, rule, message) is appended to
   <file>; `python -m offline.server <file>` sums it up.
@@ -162,6 +165,19 @@ def error(status: int, kind: str, message: str, retry_after: float | None = None
     return turn
 
 
+# The statuses the real API marks `x-should-retry: true` (its 429s, 5xx and 529s
+# carry the header; the SDK then retries whatever the status).
+RETRYABLE = (408, 409, 429, 500, 502, 503, 504, 529)
+
+
+def recorded(recording: dict) -> dict:
+    """A turn that replays a recorded answer byte for byte: `recording` is
+    {"status": int, "headers": {name: value}, "body": bytes} (see
+    tests/recordings/README.md for where they come from)."""
+    return {"recording": (recording["status"], recording["headers"],
+                          recording["body"]), "delay": 0.0}
+
+
 def overloaded(retry_after: float | None = None) -> dict:
     """529 overloaded_error, as the API answers when it is busy (the SDK retries it)."""
     return error(529, "overloaded_error", "Overloaded", retry_after)
@@ -195,7 +211,8 @@ def error_event(*blocks: dict | str, kind: str = "overloaded_error",
 # with the words of its 400 answers. (Checked against the API's answers as reported
 # in public issues, 2024-2026.) Not checked, because today's API accepts them: two
 # messages in a row with the same role (it merges them), a first message from the
-# assistant, an empty final assistant message (a prefill).
+# assistant, an empty final assistant message (a prefill), whitespace-only text
+# blocks beside other content (real web-search replies hold them; tests/recordings).
 RULES = {
     "max_tokens": "max_tokens: Field required",
     "messages": "messages: Field required",
@@ -223,6 +240,13 @@ RULES = {
     "cache_breakpoints": "A maximum of 4 blocks with cache_control may be provided. "
                          "Found {n}.",
 }
+
+
+def prompt_tokens(body: dict) -> int:
+    """What a request holds, in this server's estimated tokens (see cache_usage)."""
+    size = sum(len(json.dumps([where, block], sort_keys=True, default=str))
+               for where, block in _prefix_blocks(body))
+    return (TOOL_USE_PROMPT_TOKENS if body.get("tools") else 0) + tokens(size)
 
 
 def check_request(body: dict) -> tuple[str, str] | None:
@@ -270,8 +294,12 @@ def _check_blocks(body: dict):
             for b in [block] + (inner if isinstance(inner, list) else []):
                 if b.get("type") == "text" and not b.get("text"):
                     return _broken("empty_text")
-                if b.get("type") == "text" and not b["text"].strip():
-                    return _broken("blank_text")
+        # subtle: a whitespace-only text block beside other content is fine (a real
+        # web-search reply holds " " and "\n\n" between its blocks); only a message
+        # with nothing but whitespace is refused.
+        if _blocks(message) and all(b.get("type") == "text" and not b["text"].strip()
+                                    for b in _blocks(message)):
+            return _broken("blank_text")
     for i, message in enumerate(messages):
         final_assistant = i == len(messages) - 1 and message["role"] == "assistant"
         if not _blocks(message) and not final_assistant:
@@ -424,7 +452,8 @@ class ScriptedServer:
     """A local HTTP server that plays a script of assistant turns in order."""
 
     def __init__(self, turns: Iterable[Turn] = (), *, models: Iterable[str] | None = None,
-                 event_delay: float = 0.0, chunk_size: int = 24):
+                 event_delay: float = 0.0, chunk_size: int = 24,
+                 context_window: int | None = None):
         self.turns: deque[Turn] = deque(turns)
         self.requests: list[dict] = []        # every request body, in arrival order
         self.rejected: list[tuple[int, str]] = []  # (request index, the API's message)
@@ -434,6 +463,7 @@ class ScriptedServer:
         self.event_delay = event_delay        # default seconds between SSE events
         self.chunk_size = chunk_size          # characters per streamed delta
         self.cache: dict[str, float] = {}     # prompt cache: prefix hash -> expiry
+        self.context_window = context_window  # tokens a request may hold (None: any)
         self.audit = os.environ.get("SCRIPTED_SERVER_AUDIT")  # file: check, reject none
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -483,6 +513,10 @@ class ScriptedServer:
             elif broken:
                 self.rejected.append((len(self.requests) - 1, broken[1]))
                 return error(400, "invalid_request_error", broken[1])
+            size = prompt_tokens(body) if self.context_window else 0
+            if size > (self.context_window or 0):  # the API's words for it
+                return error(400, "invalid_request_error", f"prompt is too long: "
+                             f"{size} tokens > {self.context_window} maximum")
             if self.models is not None and body.get("model") not in self.models:
                 return error(404, "not_found_error", f"model: {body.get('model')}")
             if not self.turns:
@@ -627,8 +661,12 @@ class _Handler(BaseHTTPRequestHandler):
             kind = turn["error_event"]["type"]
             turn = error(529 if kind == "overloaded_error" else 500, kind,
                          turn["error_event"]["message"])
+        if "recording" in turn:
+            return self._replay(*turn["recording"])
         if "error" in turn:
             headers = {"retry-after": str(turn["retry_after"])} if "retry_after" in turn else {}
+            if turn["status"] in RETRYABLE:  # the real API says so on these answers
+                headers["x-should-retry"] = "true"
             return self._json(turn["status"], {"type": "error", "error": turn["error"]},
                               headers)
         message = _message(turn, body.get("model", "scripted"), self.scripted.usage(body))
@@ -649,6 +687,15 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("request-id", request_id)
         for name, value in (headers or {}).items():
             self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _replay(self, status: int, headers: dict, data: bytes) -> None:
+        """A recorded answer, as it was: its status, its headers, its body's bytes."""
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
 

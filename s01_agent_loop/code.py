@@ -18,6 +18,7 @@ This chapter gives the model one tool, `run_shell`, and gets the loop right:
 - a turn limit ends a runaway loop with a clear message;
 - the API's errors end the task, not the program: the SDK retries what is worth
   retrying (each retry one line), the REPL drops the failed exchange and goes on;
+- a long session survives its context window: the oldest exchanges go (or /clear);
 - the shell cannot wait for input or hang: stdin closed, PAGER=cat, a timeout that
   kills the whole process group, output cut to its head and tail.
 
@@ -29,6 +30,7 @@ Reading map (every section is new; search for "s01 ·" to find each):
     s01 · execute_tool: every tool_use gets its tool_result
     s01 · display: each call and its result
     s01 · stop reasons: what the loop does with each reply
+    s01 · long sessions: the context window
     s01 · the agent loop
     s01 · API errors: retried by the SDK, shown, and survived
     s01 · the command line: a REPL, one task, or the offline demo
@@ -45,6 +47,7 @@ import argparse
 import io
 import logging
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -247,7 +250,8 @@ def held_result(block, response) -> dict:
 
 def final_text(response, action: str) -> str:
     """The answer that ends the turn, and a note when it ended in an unusual way."""
-    said = "".join(b.text for b in response.content if b.type == "text")
+    said = "\n\n".join(b.text for b in response.content  # one paragraph a block
+                       if b.type == "text" and b.text.strip())
     note = {"cut off": f"[cut off: the reply stopped at {response.stop_reason}; "
                        "ask it to go on]",
             "unknown": f"[stopped: stop_reason '{response.stop_reason}' is one this "
@@ -255,6 +259,39 @@ def final_text(response, action: str) -> str:
     if not said.strip() and not note:
         note = "[the model ended its turn without a word]"
     return "\n".join(part for part in (said, note) if part)
+
+
+# === s01 · long sessions: the context window ===
+# The most tokens a request may hold (the API's "prompt is too long" names it).
+WINDOW = {"size": 200_000, "warned": False}
+
+
+def count_tokens(usage) -> None:
+    """Warn once when a reply's tokens, as the API counted them, near the window."""
+    used = sum(v for k, v in vars(usage).items() if k.endswith("_tokens") and v)
+    if used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
+        WINDOW["warned"] = True
+        print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
+              "is full the oldest exchanges are dropped, or type /clear]",
+              file=sys.stderr)
+
+
+def too_long(e: Exception) -> tuple[int, int] | None:
+    """(tokens sent, the most allowed) if `e` is the API's 400 'prompt is too long'."""
+    found = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def drop_oldest(messages: list, budget: int) -> int:
+    """Drop the oldest whole exchanges until the rest fits in `budget` characters;
+    return how many went. An exchange starts at a prompt (a user message of plain
+    text): what is kept starts with one, no tool_use parted from its tool_result."""
+    starts = [i for i, m in enumerate(messages)
+              if m["role"] == "user" and isinstance(m["content"], str)]
+    dropped = next((n for n, i in enumerate(starts)
+                    if len(str(messages[i:])) <= budget), len(starts))
+    del messages[:starts[dropped] if dropped < len(starts) else len(messages)]
+    return dropped
 
 
 # === s01 · the agent loop ===
@@ -270,14 +307,15 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
             model=model, system=system, messages=messages,
             tools=TOOLS, max_tokens=MAX_TOKENS,
         )
+        count_tokens(response.usage)
         action = STOP_REASONS.get(response.stop_reason, "unknown")
         if action == "refused":  # the API's advice: drop the refused turn, then go on
             raise Refused(refusal_line(response))
         if response.content:  # subtle: an empty message makes every later request a 400
             messages.append({"role": "assistant", "content": response.content})
         tool_uses = [b for b in response.content if b.type == "tool_use"]
-        for block in response.content:
-            if block.type == "text" and block.text.strip() and tool_uses:
+        for block in response.content if tool_uses or action == "go on" else ():
+            if block.type == "text" and block.text.strip():  # (an answer: below)
                 print(block.text)
         if tool_uses:  # one tool_result per tool_use, same id, same order, run or not
             to_run, held = split_calls(tool_uses, response, action)
@@ -307,16 +345,23 @@ class ShowRetries(logging.Handler):
     this handler (make_client() installs it) only makes them visible."""
 
     status, left = None, MAX_RETRIES  # what the SDK logs just before it retries
+    # The statuses the SDK retries -> the API's error type for each (as its docs say)
+    KINDS = {429: "rate_limit_error", 500: "api_error", 504: "timeout_error",
+             529: "overloaded_error"}
 
     def emit(self, record: logging.LogRecord) -> None:
         # subtle: these are the SDK's log messages, not an API; if they change, the
-        # retries still happen, only these lines go quiet.
-        if record.msg == "Retrying due to status code %i":
-            self.status = record.args[0]
+        # retries still happen, only these lines go quiet. The status comes from its
+        # line for every answer: its line on why it retries has another form when the
+        # answer says `x-should-retry: true`, as the real API's 429s and 529s do.
+        msg = str(record.msg)
+        if msg.startswith(("Sending HTTP Request", "HTTP Response:")):
+            self.status = record.args[2] if msg.startswith("HTTP") else None
         elif record.msg in ("%i retries left", "1 retry left"):
             self.left = record.args[0] if record.args else 1
-        elif str(record.msg).startswith("Retrying request to"):
-            what = f"API error {self.status}" if self.status else "API not reached"
+        elif msg.startswith("Retrying request to"):
+            what = (f"API error {self.status} {self.KINDS.get(self.status, '')}"
+                    .rstrip() if self.status else "API not reached")
             print(f"[{what} · retrying in {record.args[-1]:.1f}s "
                   f"(attempt {MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]",
                   file=sys.stderr)
@@ -380,6 +425,11 @@ def repl(client, args) -> int:
             return 0
         if prompt.strip() in ("exit", "q", "quit"):
             return 0
+        if prompt.strip() == "/clear":  # start over: a new, empty conversation
+            messages.clear()
+            WINDOW["warned"] = False
+            print("(conversation cleared)")
+            continue
         if not prompt.strip():
             continue
         mark = len(messages)
@@ -391,8 +441,24 @@ def repl(client, args) -> int:
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            del messages[mark:]  # the same: the conversation stays valid
-            print(f"error: {explain(e)} (That task was dropped.)", file=sys.stderr)
+            print(f"error: {survive(e, messages, mark)}", file=sys.stderr)
+
+
+def survive(e: Exception, messages: list, mark: int) -> str:
+    """After a failed task: drop it, so the conversation stays valid, and if the
+    conversation outgrew the context window, its oldest exchanges too. The line."""
+    size, sizes = len(str(messages)), too_long(e)
+    del messages[mark:]
+    if not sizes:
+        return f"{explain(e)} (That task was dropped.)"
+    sent, most = sizes
+    WINDOW.update(size=most, warned=False)
+    # keep what fills about half the window, leaving room for the next exchanges
+    dropped = drop_oldest(messages, int(size * most / sent / 2))
+    then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
+            else ". Ask for less at a time")
+    return (f"the conversation ({sent:,} tokens) outgrew the model's context window "
+            f"({most:,}): that task was dropped{then}, or type /clear to start over.")
 
 
 def run_offline_demo(args) -> int:

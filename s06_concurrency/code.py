@@ -2907,7 +2907,8 @@ def held_result(block, response) -> dict:
 
 def final_text(response, action: str) -> str:
     """The answer that ends the turn, and a note when it ended in an unusual way."""
-    said = "".join(b.text for b in response.content if b.type == "text")
+    said = "\n\n".join(b.text for b in response.content  # one paragraph a block
+                       if b.type == "text" and b.text.strip())
     note = {"cut off": f"[cut off: the reply stopped at {response.stop_reason}; "
                        "ask it to go on]",
             "unknown": f"[stopped: stop_reason '{response.stop_reason}' is one this "
@@ -2915,6 +2916,39 @@ def final_text(response, action: str) -> str:
     if not said.strip() and not note:
         note = "[the model ended its turn without a word]"
     return "\n".join(part for part in (said, note) if part)
+
+
+# === s01 · long sessions: the context window ===
+# The most tokens a request may hold (the API's "prompt is too long" names it).
+WINDOW = {"size": 200_000, "warned": False}
+
+
+def count_tokens(usage) -> None:
+    """Warn once when a reply's tokens, as the API counted them, near the window."""
+    used = sum(v for k, v in vars(usage).items() if k.endswith("_tokens") and v)
+    if used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
+        WINDOW["warned"] = True
+        print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
+              "is full the oldest exchanges are dropped, or type /clear]",
+              file=sys.stderr)
+
+
+def too_long(e: Exception) -> tuple[int, int] | None:
+    """(tokens sent, the most allowed) if `e` is the API's 400 'prompt is too long'."""
+    found = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def drop_oldest(messages: list, budget: int) -> int:
+    """Drop the oldest whole exchanges until the rest fits in `budget` characters;
+    return how many went. An exchange starts at a prompt (a user message of plain
+    text): what is kept starts with one, no tool_use parted from its tool_result."""
+    starts = [i for i, m in enumerate(messages)
+              if m["role"] == "user" and isinstance(m["content"], str)]
+    dropped = next((n for n, i in enumerate(starts)
+                    if len(str(messages[i:])) <= budget), len(starts))
+    del messages[:starts[dropped] if dropped < len(starts) else len(messages)]
+    return dropped
 
 
 # === s05 · prompt caching: the conversation cached, the cache shown ===
@@ -2931,6 +2965,7 @@ def show_usage(usage) -> None:
             f"cache, {usage.cache_creation_input_tokens or 0:,} written to it, "
             f"{usage.input_tokens:,} uncached]")
     say(f"\033[2m{line}\033[0m" if COLOR else line)  # a subagent's is labelled
+    count_tokens(usage)  # near the context window: a warning, once
 
 
 # === s06 · concurrency: which calls may run together ===
@@ -3020,10 +3055,10 @@ class ToolRunner:
 
     def __exit__(self, kind, *rest):
         ctrl_c = kind is not None and issubclass(kind, KeyboardInterrupt)
-        if ctrl_c:  # while the reply streamed: stop what started early
-            self.interrupt()
-        # subtle: after any other error (say the API failed mid-stream) let the early
-        # calls finish; interrupt() would also stop a subagent's siblings and parent.
+        if ctrl_c or (kind is not None and not PREFIX.get()):  # or the main agent's
+            self.interrupt()  # reply failed (mid-stream, say): stop what started early
+        # subtle: a subagent whose reply failed lets its early calls end (their results
+        # are not sent); interrupt() would also stop its siblings and parent.
         self.pool.shutdown(wait=not ctrl_c, cancel_futures=True)
 
     def submit(self, index: int, block) -> None:
@@ -3240,16 +3275,23 @@ class ShowRetries(logging.Handler):
     this handler (make_client() installs it) only makes them visible."""
 
     status, left = None, MAX_RETRIES  # what the SDK logs just before it retries
+    # The statuses the SDK retries -> the API's error type for each (as its docs say)
+    KINDS = {429: "rate_limit_error", 500: "api_error", 504: "timeout_error",
+             529: "overloaded_error"}
 
     def emit(self, record: logging.LogRecord) -> None:
         # subtle: these are the SDK's log messages, not an API; if they change, the
-        # retries still happen, only these lines go quiet.
-        if record.msg == "Retrying due to status code %i":
-            self.status = record.args[0]
+        # retries still happen, only these lines go quiet. The status comes from its
+        # line for every answer: its line on why it retries has another form when the
+        # answer says `x-should-retry: true`, as the real API's 429s and 529s do.
+        msg = str(record.msg)
+        if msg.startswith(("Sending HTTP Request", "HTTP Response:")):
+            self.status = record.args[2] if msg.startswith("HTTP") else None
         elif record.msg in ("%i retries left", "1 retry left"):
             self.left = record.args[0] if record.args else 1
-        elif str(record.msg).startswith("Retrying request to"):
-            what = f"API error {self.status}" if self.status else "API not reached"
+        elif msg.startswith("Retrying request to"):
+            what = (f"API error {self.status} {self.KINDS.get(self.status, '')}"
+                    .rstrip() if self.status else "API not reached")
             print(f"[{what} · retrying in {record.args[-1]:.1f}s "
                   f"(attempt {MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]",
                   file=sys.stderr)
@@ -3302,8 +3344,8 @@ def run_task(prompt: str, messages: list, client, args) -> None:
     messages.append({"role": "user", "content": prompt})
     answer = agent_loop(messages, client, model=args.model, max_turns=args.max_turns)
     last = messages[-1]
-    streamed = "".join(b.text for b in last["content"] if b.type == "text") \
-        if last["role"] == "assistant" else ""
+    streamed = "\n\n".join(b.text for b in last["content"] if b.type == "text"
+                           and b.text.strip()) if last["role"] == "assistant" else ""
     if answer[len(streamed):].strip():  # the text came as it streamed; a notice did not
         print(answer[len(streamed):].strip())
     show_quiet_hooks()
@@ -3319,6 +3361,11 @@ def repl(client, args) -> int:
             return 0
         if prompt.strip() in ("exit", "q", "quit"):
             return 0
+        if prompt.strip() == "/clear":  # start over: a new, empty conversation
+            messages.clear()
+            WINDOW["warned"] = False
+            print("(conversation cleared)")
+            continue
         if not prompt.strip():
             continue
         mark = len(messages)
@@ -3330,8 +3377,24 @@ def repl(client, args) -> int:
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            del messages[mark:]  # the same: the conversation stays valid
-            print(f"error: {explain(e)} (That task was dropped.)", file=sys.stderr)
+            print(f"error: {survive(e, messages, mark)}", file=sys.stderr)
+
+
+def survive(e: Exception, messages: list, mark: int) -> str:
+    """After a failed task: drop it, so the conversation stays valid, and if the
+    conversation outgrew the context window, its oldest exchanges too. The line."""
+    size, sizes = len(str(messages)), too_long(e)
+    del messages[mark:]
+    if not sizes:
+        return f"{explain(e)} (That task was dropped.)"
+    sent, most = sizes
+    WINDOW.update(size=most, warned=False)
+    # keep what fills about half the window, leaving room for the next exchanges
+    dropped = drop_oldest(messages, int(size * most / sent / 2))
+    then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
+            else ". Ask for less at a time")
+    return (f"the conversation ({sent:,} tokens) outgrew the model's context window "
+            f"({most:,}): that task was dropped{then}, or type /clear to start over.")
 
 
 def run_offline_demo(args) -> int:

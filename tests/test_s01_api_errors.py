@@ -73,7 +73,8 @@ def test_a_429_with_retry_after_completes_the_task(chapter, server, workspace):
     assert time.monotonic() - t0 >= 0.3
     assert "Done after waiting." in proc.stdout
     [line] = proc.stderr.splitlines()
-    assert line == f"[API error 429 · retrying in 0.3s (attempt 1/{retries(chapter)})]"
+    assert line == (f"[API error 429 rate_limit_error · retrying in 0.3s "
+                    f"(attempt 1/{retries(chapter)})]")
 
 
 def test_a_500_then_an_answer(chapter, server, workspace):

@@ -1,6 +1,7 @@
 """The scripted server speaks the Messages API well enough for the real SDK."""
 
 import json
+import re
 
 import anthropic
 import pytest
@@ -377,3 +378,43 @@ def test_automatic_caching_marks_the_last_block_as_the_conversation_grows(server
     assert second.cache_read_input_tokens == first.cache_creation_input_tokens
     assert second.cache_creation_input_tokens > 0 and second.input_tokens == 0
     assert server.requests[0]["cache_control"] == {"type": "ephemeral"}
+
+
+def test_whitespace_only_blocks_beside_other_content_pass(server, client):
+    """A real web-search reply holds " " and "\\n\\n" text blocks between its other
+    blocks; sent back unchanged, the API accepts them (tests/recordings)."""
+    said = {"role": "assistant", "content": [{"type": "text", "text": "Found."},
+                                             {"type": "text", "text": "\n\n"},
+                                             {"type": "text", "text": "Two."}]}
+    assert check_request({"max_tokens": 1, "messages": [SAY, said, SAY]}) is None
+    assert check_request({"max_tokens": 1, "messages": [
+        {"role": "user", "content": " "}]})[0] == "blank_text"
+
+
+def test_a_retryable_error_says_x_should_retry_as_the_api_does(server):
+    """429, 5xx, 529: `x-should-retry: true` (the SDK then retries whatever the
+    status); a 400 carries no such header."""
+    import urllib.error
+    import urllib.request
+    server.add(overloaded(), error(400, "invalid_request_error", "no"))
+    seen = []
+    for _ in range(2):
+        request = urllib.request.Request(f"{server.url}/v1/messages", method="POST",
+                                         data=b'{"max_tokens": 1, "messages": []}')
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(request)
+        seen.append((caught.value.code, caught.value.headers.get("x-should-retry")))
+    assert seen == [(529, "true"), (400, None)]
+
+
+def test_a_context_window_answers_as_the_api_does(server, client):
+    """A request past the server's window: the API's 400 'prompt is too long: N
+    tokens > M maximum', and no turn is used."""
+    server.context_window = 50
+    server.add(reply("unused"))
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.create(model="m", max_tokens=10,
+                               messages=[{"role": "user", "content": "x" * 400}])
+    assert re.fullmatch(r"prompt is too long: \d+ tokens > 50 maximum",
+                        caught.value.body["error"]["message"])
+    assert server.remaining == 1
