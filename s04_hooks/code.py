@@ -2281,25 +2281,26 @@ def read_answer(event: str, command: str, run: dict) -> dict:
         told = "blocked" if event == "PreToolUse" else "told the model"
         answer["shown"] = f"exit 2, {told}: {why.splitlines()[0]}"
         return answer
-    if run["exit"] != 0:  # 1, 127, a timeout...: a non-blocking error, the call goes on
-        first = (stderr.splitlines() or ["(nothing on stderr)"])[0]
-        status = "error" if run["exit"] is None else f"exit {run['exit']}"
-        answer.update(shown=f"{status}, a non-blocking error: {first}", error=True)
-        return answer
     output = run["stdout"].strip()
     try:
         data = json.loads(output) if output.startswith("{") else None
     except ValueError:
         data = None
-    if not isinstance(data, dict):
-        if output:  # plain text is for the user's log, never for the model
+    if run["exit"] != 0:  # 1, 127, a timeout...: a non-blocking error, the call goes on
+        first = (stderr.splitlines() or ["(nothing on stderr)"])[0]
+        status = "error" if run["exit"] is None else f"exit {run['exit']}"
+        answer.update(shown=f"{status}, a non-blocking error: {first}", error=True)
+    # subtle: Claude Code reads the JSON on any exit code but 2: a deny printed
+    # before `exit 1` still denies (the fidelity suite measured it).
+    if not isinstance(data, dict) or run["exit"] is None:
+        if output and not answer["error"]:  # plain text: the user's log, not the model
             answer["shown"] += f", said: {output.splitlines()[0]}"
         return answer
     return read_json_answer(event, command, data, answer)
 
 
 def read_json_answer(event: str, command: str, data: dict, answer: dict) -> dict:
-    """Claude Code's JSON fields, from a hook that exited 0."""
+    """Claude Code's JSON fields, from a hook that did not exit 2."""
     if data.get("continue") is False:
         answer["stop"] = str(data.get("stopReason") or f"hook `{command}` said stop")
     specific = data.get("hookSpecificOutput")
