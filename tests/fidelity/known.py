@@ -61,18 +61,6 @@ KNOWN = {
         "run_shell reads the same field as seconds, so a Claude Code-sized timeout "
         "(1000 = 1 s) lets a command run 1,000 s (capped at 600)", owner="s01"),
     # --- permission rules and modes (s03) ---
-    "allow Bash(npm run test:*): timeout 30 npm run test": known(
-        "s03", "open", "Claude Code strips wrappers (timeout, nice, nohup, time...) "
-        "before matching an allow rule; s03 does not, and asks"),
-    "allow Bash(npm run test:*): nice -n 5 npm run test": known(
-        "s03", "open", "as for timeout"),
-    "allow Bash(npm run test:*): nohup npm run test": known(
-        "s03", "open", "as for timeout"),
-    "allow Bash(git diff *): time git diff HEAD": known(
-        "s03", "open", "as for timeout"),
-    "deny Bash(rm:*): watch -n 1 rm a.txt": known(
-        "s03", "open", "watch runs its command: Claude Code's deny rule sees `rm` in "
-        "it, s03 does not know watch as a wrapper and runs it in bypassPermissions"),
     "deny Bash(rm:*): find . -exec rm {} +": known(
         "s03", "safer", "s03 opens find -exec and matches the rule; Claude Code runs "
         "it"),
