@@ -279,7 +279,8 @@ def make_exercise_files() -> None:
 
 # Pages besides the chapters: (navigation title, page, source file in the repository).
 EXTRA_PAGES = [("Exercises", "exercises/README.md", "exercises/README.md"),
-               ("Benchmarks", "benchmarks/README.md", "benchmarks/README.md")]
+               ("Benchmarks", "benchmarks/README.md", "benchmarks/README.md"),
+               ("Fidelity", "tests/fidelity/README.md", "tests/fidelity/README.md")]
 
 
 def benchmarks_list(root: Path = ROOT) -> str:
@@ -291,6 +292,15 @@ def benchmarks_list(root: Path = ROOT) -> str:
         parts.append(f"### {path.name}\n\n{first.strip()}\n\n"
                      f"```text\n{rest.strip()}\n```")
     return "\n\n".join(parts)
+
+
+def fidelity_figures(root: Path = ROOT) -> str:
+    """The fidelity page's tables, from tests/fidelity/results/*.json."""
+    spec = importlib.util.spec_from_file_location(
+        "fidelity_page", root / "tests" / "fidelity" / "page.py")
+    page = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(page)
+    return page.render(page.load())
 
 
 def on_config(config, **kwargs):
@@ -323,6 +333,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         return replace_region(markdown, "chapters", chapters_table())[0]
     if src == "benchmarks/README.md":
         return replace_region(markdown, "benchmarks", benchmarks_list())[0]
+    if src == "tests/fidelity/README.md":  # the figures of the suite's last run
+        return replace_region(markdown, "fidelity", fidelity_figures())[0]
     chapter = src.split("/")[0]
     if not (src.endswith("/README.md") and chapter in chapters()):
         return markdown
