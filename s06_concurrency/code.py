@@ -1672,8 +1672,7 @@ def read_answer(event: str, command: str, run: dict) -> dict:
         first = (stderr.splitlines() or ["(nothing on stderr)"])[0]
         status = "error" if run["exit"] is None else f"exit {run['exit']}"
         answer.update(shown=f"{status}, a non-blocking error: {first}", error=True)
-    # subtle: Claude Code reads the JSON on any exit code but 2: a deny printed
-    # before `exit 1` still denies (the fidelity suite measured it).
+    # subtle: as in Claude Code, JSON counts on any exit but 2 (`exit 1` + a deny)
     if not isinstance(data, dict) or run["exit"] is None:
         if output and not answer["error"]:  # plain text: the user's log, not the model
             answer["shown"] += f", said: {output.splitlines()[0]}"

@@ -181,7 +181,9 @@ def _run_claude(case: Case, root: Path) -> dict:
     asked = root / "asked.jsonl"
     asked.touch()
     root.chmod(0o755)
-    subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
+    as_nobody = os.geteuid() == 0  # as root: drop to nobody; else run as we are
+    if as_nobody:
+        subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
     blocks = [tool_use(name, dict(tool_input)) for name, tool_input in case.calls]
     with OneMessage(blocks) as server:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
@@ -191,8 +193,8 @@ def _run_claude(case: Case, root: Path) -> dict:
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
         proc = subprocess.run(
-            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-             str(CLAUDE), "-p", "go", "--output-format", "json",
+            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+            * as_nobody + [str(CLAUDE), "-p", "go", "--output-format", "json",
              "--permission-mode", case.mode,
              "--tools", "Bash,Read,Write,Edit,Glob,Grep",
              "--mcp-config", str(root / "mcp.json"),
