@@ -69,8 +69,8 @@ def render(results: list[dict]) -> str:
 
 
 def replace_region(markdown: str, content: str) -> str:
-    return re.sub(r"(<!-- fidelity -->\n).*?(\n<!-- /fidelity -->)",
-                  lambda m: m[1] + content + m[2], markdown, flags=re.S)
+    return re.sub(r"(<!-- fidelity -->\n).*?(<!-- /fidelity -->)",
+                  lambda m: m[1] + content + "\n" + m[2], markdown, flags=re.S)
 
 
 if __name__ == "__main__":
