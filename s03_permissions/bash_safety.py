@@ -260,6 +260,9 @@ WRAPPERS = {  # program -> its options that take a value; then the command it ru
     "builtin": "", "setsid": "", "busybox": "", "unbuffer": "", "chroot": "",
     "nsenter": "-t", "fakeroot": "", "torsocks": "", "caffeinate": "-t -w",
     "coproc": ""}
+JOINERS = {"eval": (), "watch": ("-n", "--interval"),  # program -> options with a
+           "parallel": ("-j", "--jobs", "-S", "-a", "--arg-file")}  # value to skip
+HARMLESS_WRAPPERS = {"timeout", "time", "nice", "nohup", "stdbuf"}
 SHELLS = {"sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh", "ash", "busybox"}
 
 
@@ -290,10 +293,19 @@ def inner_runs(cmd: Command, depth: int) -> list:
             return [inner] + inner_runs(inner, depth)
     if prog in SHELLS and "-c" in texts[1:-1]:
         return code_runs(words[texts.index("-c") + 1:][:1], cmd, depth)
-    if prog in ("eval", "watch", "parallel"):  # they join their words into code
-        return code_runs([w for w in words[1:]
-                          if w.text[:1] != "-" and w.text != ":::"], cmd, depth)
+    if prog in JOINERS:  # they join their words into code (an option's value aside)
+        code = [w for i, w in enumerate(words[1:], 1) if w.text[:1] != "-"
+                and w.text != ":::" and words[i - 1].text not in JOINERS[prog]]
+        return code_runs(code, cmd, depth)
     return []
+
+
+def unwrapped(cmd: Command) -> Command:
+    """The command inside harmless wrappers (`timeout 30 npm test` -> `npm test`):
+    Claude Code strips HARMLESS_WRAPPERS before it matches a command to a rule."""
+    while program(cmd) in HARMLESS_WRAPPERS and (inner := inner_runs(cmd, 0)):
+        cmd = inner[0]
+    return cmd
 
 
 def code_runs(words: list, cmd: Command, depth: int) -> list:

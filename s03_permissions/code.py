@@ -86,12 +86,12 @@ import pathspec
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (Unanalysable, all_runs, dangerous_reason,
                               is_read_only_command, is_write, parse_command, program,
-                              shell_effects)
+                              shell_effects, unwrapped)
     from .sandbox import argv_for, probe
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (Unanalysable, all_runs, dangerous_reason,
                              is_read_only_command, is_write, parse_command, program,
-                             shell_effects)
+                             shell_effects, unwrapped)
     from sandbox import argv_for, probe
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -1189,9 +1189,10 @@ def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, 
         return "ask", f"{mode} mode: {effects.problem}", "mode"
     for cmd, problem in effects.parts:
         text = " ".join(w.text for w in cmd.words)
+        inner = " ".join(w.text for w in unwrapped(cmd).words)  # timeout 30 x -> x
         rule = next((r for r in rules.get("allow", [])
                      if parse_rule(r)[0] in ("Bash", "run_shell")
-                     and command_rule_matches(parse_rule(r)[1] or "*", text)), None)
+                     and command_rule_matches(parse_rule(r)[1] or "*", inner)), None)
         if rule is None and problem:
             return "ask", (f"{mode} mode: '{text[:80]}' is not read-only: "
                            f"{problem}"), "mode"

@@ -80,12 +80,12 @@ import yaml
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (Unanalysable, all_runs, dangerous_reason,
                               is_read_only_command, is_write, parse_command, program,
-                              shell_effects)
+                              shell_effects, unwrapped)
     from .sandbox import argv_for, probe
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (Unanalysable, all_runs, dangerous_reason,
                              is_read_only_command, is_write, parse_command, program,
-                             shell_effects)
+                             shell_effects, unwrapped)
     from sandbox import argv_for, probe
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -1211,9 +1211,10 @@ def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, 
         return "ask", f"{mode} mode: {effects.problem}", "mode"
     for cmd, problem in effects.parts:
         text = " ".join(w.text for w in cmd.words)
+        inner = " ".join(w.text for w in unwrapped(cmd).words)  # timeout 30 x -> x
         rule = next((r for r in rules.get("allow", [])
                      if parse_rule(r)[0] in ("Bash", "run_shell")
-                     and command_rule_matches(parse_rule(r)[1] or "*", text)), None)
+                     and command_rule_matches(parse_rule(r)[1] or "*", inner)), None)
         if rule is None and problem:
             return "ask", (f"{mode} mode: '{text[:80]}' is not read-only: "
                            f"{problem}"), "mode"
@@ -1777,25 +1778,25 @@ def read_answer(event: str, command: str, run: dict) -> dict:
         told = "blocked" if event == "PreToolUse" else "told the model"
         answer["shown"] = f"exit 2, {told}: {why.splitlines()[0]}"
         return answer
-    if run["exit"] != 0:  # 1, 127, a timeout...: a non-blocking error, the call goes on
-        first = (stderr.splitlines() or ["(nothing on stderr)"])[0]
-        status = "error" if run["exit"] is None else f"exit {run['exit']}"
-        answer.update(shown=f"{status}, a non-blocking error: {first}", error=True)
-        return answer
     output = run["stdout"].strip()
     try:
         data = json.loads(output) if output.startswith("{") else None
     except ValueError:
         data = None
-    if not isinstance(data, dict):
-        if output:  # plain text is for the user's log, never for the model
+    if run["exit"] != 0:  # 1, 127, a timeout...: a non-blocking error, the call goes on
+        first = (stderr.splitlines() or ["(nothing on stderr)"])[0]
+        status = "error" if run["exit"] is None else f"exit {run['exit']}"
+        answer.update(shown=f"{status}, a non-blocking error: {first}", error=True)
+    # subtle: as in Claude Code, JSON counts on any exit but 2 (`exit 1` + a deny)
+    if not isinstance(data, dict) or run["exit"] is None:
+        if output and not answer["error"]:  # plain text: the user's log, not the model
             answer["shown"] += f", said: {output.splitlines()[0]}"
         return answer
     return read_json_answer(event, command, data, answer)
 
 
 def read_json_answer(event: str, command: str, data: dict, answer: dict) -> dict:
-    """Claude Code's JSON fields, from a hook that exited 0."""
+    """Claude Code's JSON fields, from a hook that did not exit 2."""
     if data.get("continue") is False:
         answer["stop"] = str(data.get("stopReason") or f"hook `{command}` said stop")
     specific = data.get("hookSpecificOutput")

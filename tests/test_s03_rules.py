@@ -127,6 +127,19 @@ def test_compound_allowed_only_if_every_part_is(mod, project, command):
     assert verdict(mod, "run_shell", allow=["Bash(npm test *)"], command=command) != "allow"
 
 
+@pytest.mark.parametrize("command,allowed", [
+    ("timeout 30 npm run test", True), ("nice -n 5 npm run test", True),
+    ("nohup npm run test", True), ("time npm run test", True),
+    ("stdbuf -o0 npm run test", True), ("timeout 30 npm run build", False),
+    ("sudo npm run test", False), ("env X=1 npm run test", False),
+])
+def test_allow_rule_sees_through_harmless_wrappers(mod, project, command, allowed):
+    """As in Claude Code (the fidelity suite measured it): timeout, time, nice, nohup
+    and stdbuf are stripped before matching; sudo and env change what runs."""
+    got = verdict(mod, "run_shell", allow=["Bash(npm run test:*)"], command=command)
+    assert (got == "allow") == allowed
+
+
 def test_compound_of_allowed_and_read_only_parts_runs(mod, project):
     """Every part allowed: by a rule, or by being read-only."""
     assert verdict(mod, "run_shell", allow=["Bash(npm test *)", "Bash(make:*)"],
@@ -136,7 +149,8 @@ def test_compound_of_allowed_and_read_only_parts_runs(mod, project):
 @pytest.mark.parametrize("command", [
     "ls && rm -rf build", "rm -rf build; ls", "echo $(rm -rf build)", "ls | rm -rf build",
     "sudo rm -rf build", "/bin/rm -rf build", "\\rm -rf build", "'rm' -rf build",
-    "timeout 5 rm -rf build", "ls\nrm -rf build",
+    "timeout 5 rm -rf build", "ls\nrm -rf build", "watch -n 1 rm -rf build",
+    "watch --interval 2 rm -rf build", "parallel -j 2 rm ::: build",
 ])
 def test_deny_matches_any_part_in_any_spelling(mod, project, command):
     """A deny rule bites if any part matches, wrappers and quoting undone."""

@@ -120,6 +120,19 @@ def test_exit_1_does_not_block(mod, workspace, capsys):
     assert "BLOCKED: no rm" in shown and "exit 1" in shown
 
 
+def test_json_deny_counts_on_exit_1(mod, workspace):
+    """Claude Code reads a hook's JSON on any exit code but 2 (measured by the
+    fidelity suite): a deny printed before `exit 1` still denies."""
+    (workspace / "notes.txt").write_text("kept\n")
+    deny = json.dumps({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "deny",
+        "permissionDecisionReason": "no rm here"}})
+    settings(workspace, on("PreToolUse", f"echo '{deny}'; exit 1", "Bash"), ALLOW_BASH)
+    output, is_error = call_tool(mod, "run_shell", command="rm notes.txt")
+    assert is_error and "no rm here" in output
+    assert (workspace / "notes.txt").read_text() == "kept\n"
+
+
 def test_exit_0_plain_text_goes_to_the_user_only(mod, workspace, capsys):
     settings(workspace, on("PreToolUse", "echo 'checked by the audit hook'"))
     output, is_error = call_tool(mod, "run_shell", command="echo hi")

@@ -1,0 +1,268 @@
+"""Play the same tool calls to Claude Code and to a chapter; say what each did.
+
+A case is a workspace (files, a .claude/settings.json, a permission mode) and a list
+of tool calls in Claude Code's names and fields. Both sides get the calls in ONE
+assistant message from a scripted Messages API server, and answer with tool_results;
+from those, and from the workspace afterwards, each call gets an outcome:
+
+    {"decision": "allowed" | "asked" | "denied", "error": bool, "text": str}
+
+plus the case's files after the calls. "asked" is what Claude Code sends to its
+--permission-prompt-tool (bin/prompt_mcp.py records it and answers no), and what a
+chapter sends to a person who is not there ("no one can answer").
+
+Bash commands run through a stand-in shell on both sides unless the case says
+`shell="real"`: bin/bash answers Claude Code's `eval '<cmd>'` with FIDELITY-RAN, and a
+chapter's run_shell is replaced by one that answers the same. A verdict costs nothing
+and harms nothing.
+
+Claude Code's outcomes are cached by input under tests/fidelity/.cache (git-ignored):
+they are deterministic, and a process costs about 1.5 s.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anthropic
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+CLAUDE = HERE / "node_modules" / ".bin" / "claude"
+CACHE = HERE / ".cache"
+INSTALL = "npm ci --prefix tests/fidelity"
+RAN = "FIDELITY-RAN"
+NOBODY = 65534  # Claude Code refuses bypassPermissions as root: it runs as nobody
+
+sys.path.insert(0, str(ROOT))
+from offline.server import ScriptedServer, reply, tool_use  # noqa: E402
+
+# Claude Code's tool -> the course's tool, and the fields that differ.
+COURSE_TOOL = {"Bash": "run_shell", "Read": "read_file", "Write": "write_file",
+               "Edit": "edit_file", "Glob": "list_files", "Grep": "grep_search"}
+COURSE_FIELD = {"glob": "include"}
+
+
+@dataclass
+class Case:
+    id: str
+    calls: list                      # [(Claude Code tool, input), ...]
+    files: dict = field(default_factory=dict)     # path -> str or bytes
+    settings: dict = field(default_factory=dict)  # .claude/settings.json
+    mode: str = "default"
+    shell: str = "stub"              # "stub": verdicts only; "real": bash runs it
+    hooks: dict = field(default_factory=dict)     # hook script name -> its text
+
+    def key(self) -> str:
+        spec = json.dumps([self.calls, {k: v if isinstance(v, str) else v.hex()
+                                        for k, v in self.files.items()},
+                           self.settings, self.mode, self.shell, self.hooks,
+                           version(), stand_ins()], sort_keys=True)
+        return hashlib.sha256(spec.encode()).hexdigest()[:24]
+
+
+@functools.lru_cache(maxsize=None)
+def version() -> str:
+    try:
+        out = subprocess.run([str(CLAUDE), "--version"], capture_output=True, text=True,
+                             timeout=60).stdout
+    except OSError:
+        return ""
+    return out.split()[0] if out.strip() else ""
+
+
+def stand_ins() -> str:
+    """The stand-in scripts' text: changing one makes every cached outcome stale."""
+    return "".join(p.read_text() for p in sorted((HERE / "bin").iterdir()))
+
+
+def installed() -> bool:
+    return CLAUDE.exists() and bool(version())
+
+
+# --- a workspace, the same for both sides ------------------------------------------
+
+def make_workspace(case: Case, root: Path) -> Path:
+    ws = root / "ws"
+    (ws / ".claude").mkdir(parents=True)
+    for name, body in case.files.items():
+        path = ws / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(body if isinstance(body, bytes) else body.encode())
+    hooks_dir = root / "hooks"
+    hooks_dir.mkdir()
+    for name, body in case.hooks.items():
+        (hooks_dir / name).write_text(body)
+        (hooks_dir / name).chmod(0o755)
+    settings = json.loads(json.dumps(case.settings).replace("$HOOKS", str(hooks_dir)))
+    (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
+    return ws
+
+
+def snapshot(ws: Path) -> dict:
+    """path -> text (or "<binary N bytes>") of every file, settings and results aside."""
+    files = {}
+    for path in sorted(ws.rglob("*")):
+        rel = path.relative_to(ws).as_posix()
+        if path.is_file() and not rel.startswith((".claude/", ".tool-results/")):
+            data = path.read_bytes()
+            try:
+                files[rel] = data.decode()
+            except UnicodeDecodeError:
+                files[rel] = f"<binary {len(data)} bytes>"
+    return files
+
+
+def text_of(block: dict) -> str:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        return "".join(c.get("text", "") for c in content if isinstance(c, dict))
+    return content or ""
+
+
+class OneMessage(ScriptedServer):
+    """Answers the request with tools by the case's calls, in one message, and the
+    request that carries their results with "done"; any other request (Claude Code
+    sends a few of its own) with "ok". Keeps the tool_results."""
+
+    def __init__(self, blocks: list):
+        super().__init__()
+        self.blocks, self.results = blocks, None
+
+    def next_turn(self, body: dict) -> dict:
+        with self._lock:
+            self.requests.append(body)
+        if not body.get("tools"):
+            return reply("ok")
+        last = body["messages"][-1]["content"]
+        results = [b for b in last if isinstance(b, dict)
+                   and b.get("type") == "tool_result"] if isinstance(last, list) else []
+        if results:
+            self.results = results
+            return reply("done")
+        return reply(*self.blocks)
+
+
+# --- Claude Code -------------------------------------------------------------------
+
+def run_claude(case: Case) -> dict:
+    """{"calls": [outcome, ...], "files": {...}} from Claude Code, cached."""
+    cached = CACHE / f"{case.key()}.json"
+    if cached.exists():
+        return json.loads(cached.read_text())
+    root = Path(tempfile.mkdtemp(prefix="fidelity-"))
+    try:
+        result = _run_claude(case, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    CACHE.mkdir(exist_ok=True)
+    cached.write_text(json.dumps(result))
+    return result
+
+
+def _run_claude(case: Case, root: Path) -> dict:
+    ws, home = make_workspace(case, root), root / "home"
+    home.mkdir()
+    (home / ".claude.json").write_text(json.dumps({  # the workspace is trusted
+        "hasCompletedOnboarding": True,
+        "projects": {str(ws): {"hasTrustDialogAccepted": True}}}))
+    (root / "mcp.json").write_text(json.dumps({"mcpServers": {"fidelity": {
+        "command": "python3", "args": [str(HERE / "bin" / "prompt_mcp.py")]}}}))
+    asked = root / "asked.jsonl"
+    asked.touch()
+    root.chmod(0o755)
+    as_nobody = os.geteuid() == 0  # as root: drop to nobody; else run as we are
+    if as_nobody:
+        subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
+    blocks = [tool_use(name, dict(tool_input)) for name, tool_input in case.calls]
+    with OneMessage(blocks) as server:
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
+               "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-fidelity",
+               "SHELL": str(HERE / "bin" / "bash") if case.shell == "stub"
+               else "/bin/bash", "FIDELITY_ASKED": str(asked), "LANG": "C.UTF-8",
+               "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+               "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
+        proc = subprocess.run(
+            ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+            * as_nobody + [str(CLAUDE), "-p", "go", "--output-format", "json",
+             "--permission-mode", case.mode,
+             "--tools", "Bash,Read,Write,Edit,Glob,Grep",
+             "--mcp-config", str(root / "mcp.json"),
+             "--permission-prompt-tool", "mcp__fidelity__ask"],
+            cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+        results = {b["tool_use_id"]: b for b in server.results or []}
+    try:
+        out = json.loads(proc.stdout)
+    except ValueError:
+        raise RuntimeError(f"Claude Code failed (exit {proc.returncode}): "
+                           f"{proc.stderr[-500:]}") from None
+    denied = {d["tool_use_id"] for d in out.get("permission_denials", [])}
+    asks = {json.loads(line).get("tool_use_id") for line in asked.read_text().splitlines()}
+    calls = []
+    for block in blocks:
+        # no result at all: a hook stopped the run before the call
+        result = results.get(block["id"], {"is_error": True, "content": "(stopped)"})
+        decision = ("asked" if block["id"] in asks else
+                    "denied" if block["id"] in denied else "allowed")
+        calls.append({"decision": decision, "error": bool(result.get("is_error")),
+                      "text": text_of(result)})
+    return {"calls": calls, "files": snapshot(ws)}
+
+
+# --- a chapter ---------------------------------------------------------------------
+
+def course_input(name: str, tool_input: dict) -> tuple[str, dict]:
+    return COURSE_TOOL[name], {COURSE_FIELD.get(k, k): v for k, v in tool_input.items()}
+
+
+def run_chapter(mod, case: Case) -> dict:
+    """The same calls through the chapter's own agent_loop, real SDK, scripted server."""
+    root = Path(tempfile.mkdtemp(prefix="fidelity-"))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        try:
+            return _run_chapter(mod, case, root, monkeypatch)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
+    ws = make_workspace(case, root)
+    monkeypatch.chdir(ws)
+    if case.shell == "stub":
+        monkeypatch.setitem(mod.TOOL_HANDLERS, "run_shell",
+                            lambda command, timeout=None: RAN)
+    if hasattr(mod, "SESSION"):
+        mod.reset_session()
+        mod.SESSION["mode"] = case.mode
+    blocks = [tool_use(*course_input(name, tool_input))
+              for name, tool_input in case.calls]
+    server = OneMessage(blocks)
+    with server, open(os.devnull, "w") as quiet:
+        client = anthropic.Anthropic(api_key="fidelity", base_url=server.url,
+                                     max_retries=0)
+        stdout, sys.stdout = sys.stdout, quiet
+        try:
+            mod.agent_loop([{"role": "user", "content": "go"}], client)
+        finally:
+            sys.stdout = stdout
+    results = {b["tool_use_id"]: b for b in server.results or []}
+    calls = []
+    for block in blocks:
+        result = results.get(block["id"], {"is_error": True, "content": "(stopped)"})
+        text = text_of(result)
+        decision = "allowed"
+        if text.startswith("Permission denied") or "Permission denied:" in text[:40]:
+            decision = "asked" if "no one can answer" in text else "denied"
+        calls.append({"decision": decision, "error": bool(result.get("is_error")),
+                      "text": text})
+    return {"calls": calls, "files": snapshot(ws)}
