@@ -280,7 +280,14 @@ def make_exercise_files() -> None:
 
 # Pages besides the chapters: (navigation title, page, source file in the repository).
 EXTRA_PAGES = [("Exercises", "exercises/README.md", "exercises/README.md"),
-               ("Benchmarks", "benchmarks/README.md", "benchmarks/README.md")]
+               ("Benchmarks", "benchmarks/README.md", "benchmarks/README.md"),
+               ("Contributors", "CONTRIBUTING.md", "CONTRIBUTING.md")]
+
+
+def exercise_pages(root: Path = ROOT) -> list[str]:
+    """Each chapter's exercises page (with the solutions the chapter page links)."""
+    return [f"exercises/{c[:3]}/README.md" for c in chapters(root)
+            if (root / "exercises" / c[:3] / "README.md").is_file()]
 
 
 def on_config(config, **kwargs):
@@ -289,7 +296,10 @@ def on_config(config, **kwargs):
         log.warning("chapters hook: %s", problem)
     config.nav = ([{"Home": "index.md"}]
                   + [{readme_title(chapter): f"{chapter}/README.md"} for chapter in chapters()]
-                  + [{title: page} for title, page, _ in EXTRA_PAGES])
+                  + [{"Exercises": ["exercises/README.md"]
+                      + [{f"{page.split('/')[1]} exercises": page}
+                         for page in exercise_pages()]}]
+                  + [{title: page} for title, page, _ in EXTRA_PAGES[1:]])
     return config
 
 
@@ -301,6 +311,8 @@ def on_files(files, config, **kwargs):
     for _, page, source in EXTRA_PAGES:
         if source:
             files.append(File.generated(config, page, abs_src_path=str(ROOT / source)))
+    for page in exercise_pages():
+        files.append(File.generated(config, page, abs_src_path=str(ROOT / page)))
     return files
 
 

@@ -193,6 +193,9 @@ ELIDED = "# ..."  # stands for lines an excerpt leaves out (tests/test_docs.py k
 def header_end(lines: list[str]) -> int:
     """How many lines the item's head takes: a banner, a comment line before it,
     or a def/class signature up to the line that ends with its colon."""
+    if lines[0].startswith("# === "):  # a banner, and the comment lines under it
+        return next((i for i, ln in enumerate(lines) if not ln.startswith("#")),
+                    len(lines))
     if lines[0].lstrip().startswith(("def ", "class ", "async def ", "@")):
         for i, line in enumerate(lines):
             if re.search(r"\)\s*(->\s*[^:]+)?:\s*(#.*)?$|^\s*class \w+.*:$", line) and \
@@ -420,7 +423,26 @@ def included(file: str, readme: Path) -> str:
     if INCLUDE_FROM not in text:
         raise RegionError(f"{file} has no line {INCLUDE_FROM!r}")
     text = text.split(INCLUDE_FROM, 1)[1].strip("\n") + "\n"
-    return rebase_links(text, path.parent, readme.parent)
+    return rebase_links(without_solutions(text, path.name), path.parent, readme.parent)
+
+
+def without_solutions(text: str, page: str) -> str:
+    """The exercises with each folded solution replaced by a link to it on their own
+    page: the chapter poses the exercises, and stays a guide rather than code."""
+    from what_changed import SLUG
+    out, heading, skipping = [], "", False
+    for line in text.split("\n"):
+        if line.startswith("### "):
+            heading = line[4:].strip()
+        if line.startswith('<details class="success"'):
+            skipping = True
+            anchor = SLUG(re.sub(r"[`*]", "", heading), "-")
+            out.append(f"The solution, folded, is on [the exercises page]({page}#{anchor}).")
+        elif skipping and line.startswith("</details>"):
+            skipping = False
+        elif not skipping:
+            out.append(line)
+    return "\n".join(out)
 
 
 # --- a chapter's generated sections: what changed, the transcript, the reading time --
@@ -466,7 +488,7 @@ def transcript_region(chapter: str) -> str:
 
 def measure(markdown: str) -> tuple[int, int, int]:
     """(lines, lines inside fenced blocks, words outside them) of a README."""
-    lines, fenced, words, fence = markdown.split("\n"), 0, 0, None
+    lines, fenced, words, fence = markdown.splitlines(), 0, 0, None
     for line in lines:
         m = re.match(r"^\s*(`{3,}|~{3,})", line)
         if fence is None and m:
@@ -477,7 +499,7 @@ def measure(markdown: str) -> tuple[int, int, int]:
             if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
                 fence = None
         else:
-            words += len(re.sub(r"<[^>]+>|\]\([^)]*\)", " ", line).split())
+            words += len(re.sub(r"^#+ |<[^>]+>|\]\([^)]*\)", " ", line).split())
     return len(lines), fenced, words
 
 
