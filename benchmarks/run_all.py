@@ -9,8 +9,8 @@ defaults, so the whole set takes minutes; run a script alone with its defaults f
 steadier figures). Its output, the command, the date and the machine (CPU model, core
 count, memory, operating system, Python) go into results.json, which the benchmarks
 page (benchmarks/README.md) is generated from: `python docs/_hooks/code_regions.py`
-writes the page again. HEADLINES picks, from each output, the lines with the ratios
-that matter; the page shows them first.
+writes the page again (docs/_hooks/benchmarks_page.py picks the ratios and the lines
+with the figures out of each output, and shows them first).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -37,17 +36,6 @@ RUNS = {
     "parallel_speedup": ["-n", "8", "-s", "0.5"],
     "streaming_overlap": [],
 }
-# script -> a pattern for the lines that carry its result (the ratios)
-HEADLINES = {
-    "classifier": r"commands/s",
-    "deferred_tools_size": r"^saved:",
-    "grep_vs_rg": r"^\S.*\d+\.\d+x|ours/rg|^[a-z].*\s\d+\.\d\s*$",
-    "memory_flat": r"above base|MB",
-    "parallel_speedup": r"speedup|\dx$",
-    "streaming_overlap": r"^\w+:|hidden in stream|of limit",
-}
-
-
 def machine() -> dict:
     cpu = platform.processor() or platform.machine()
     try:
@@ -72,9 +60,7 @@ def run(name: str) -> dict:
                           capture_output=True, text=True, timeout=1800)
     output = (proc.stdout + (proc.stderr if proc.returncode else "")).rstrip()
     return {"command": " ".join(command), "status": proc.returncode,
-            "seconds": round(time.monotonic() - start), "output": output,
-            "headlines": [ln.rstrip() for ln in output.splitlines()
-                          if re.search(HEADLINES[name], ln)]}
+            "seconds": round(time.monotonic() - start), "output": output}
 
 
 def main(argv: list[str]) -> int:

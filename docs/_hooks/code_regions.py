@@ -66,7 +66,18 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # the hooks beside it
+HOOKS = Path(__file__).resolve().parent
+
+
+def hook_module(name: str):
+    """A module beside this one (docs/_hooks/NAME.py), loaded by its path: mkdocs
+    puts this folder on sys.path only while it loads the hook."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HOOKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 REGION = re.compile(r"(?P<open>^(?P<indent>[ \t]*)<!-- code (?P<file>[^:\n]+): "
                     r"(?P<items>[^\n]*?) -->\n)(?P<body>.*?)(?P<close>^[ \t]*<!-- /code -->)",
                     re.S | re.M)
@@ -429,7 +440,7 @@ def included(file: str, readme: Path) -> str:
 def without_solutions(text: str, page: str) -> str:
     """The exercises with each folded solution replaced by a link to it on their own
     page: the chapter poses the exercises, and stays a guide rather than code."""
-    from what_changed import SLUG
+    SLUG = hook_module("what_changed").SLUG
     out, heading, skipping = [], "", False
     for line in text.split("\n"):
         if line.startswith("### "):
@@ -466,13 +477,13 @@ def chapter_of(path: Path | None) -> str | None:
 def diff_region(chapter: str) -> str:
     """What changed since the chapter before: a table for learners, each changed
     section's diff folded (docs/_hooks/what_changed.py)."""
-    import chapters  # the docs hook: it imports this module, so not at the top
+    chapters = hook_module("chapters")  # the docs hook; it imports this module
     return chapters.diff_section(chapter, plain=True) + "\n"
 
 
 def transcript_region(chapter: str) -> str:
     """The offline demo as a learner ran it (docs/_hooks/transcripts.py), in a block."""
-    import transcripts
+    transcripts = hook_module("transcripts")
     text = transcripts.cached_demo(chapter, transcripts.demo_fingerprint(chapter))
     answers = transcripts.ANSWERS.get(chapter)
     typed = ""
@@ -531,8 +542,7 @@ def fill(markdown: str, path: Path | None = None) -> str:
     markdown = RUN.sub(lambda m: m["open"] + run_block(m["file"].strip(), m["body"])
                        + m["close"], markdown)
     if path is not None and path.resolve() == (ROOT / "benchmarks" / "README.md"):
-        import benchmarks_page
-        markdown = BENCHMARKS.sub(lambda m: m["open"] + benchmarks_page.results()
+        markdown = BENCHMARKS.sub(lambda m: m["open"] + hook_module("benchmarks_page").results()
                                   + m["close"], markdown)
     chapter = chapter_of(path)
     if chapter:
@@ -547,8 +557,7 @@ def fill(markdown: str, path: Path | None = None) -> str:
 
 def comparable(text: str) -> str:
     """What the stale check compares: the text with run-to-run timings masked."""
-    import transcripts
-    return transcripts.comparable(text)
+    return hook_module("transcripts").comparable(text)
 
 
 def readmes() -> list[Path]:
