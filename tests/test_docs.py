@@ -830,3 +830,21 @@ def test_s05_transcript_shows_a_plan_refused_with_feedback_then_approved():
     ask = "Approve this plan? [y]es, [n]o, or type what to change: "
     assert f"{ask}also say how many are left" in text and f"{ask}y" in text
     assert "The user approved your plan" in text
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_a_run_comes_right_after_the_code_it_calls(chapter):
+    """Each small run calls functions the code block just before it defines (at
+    least their signatures, in an excerpt), so the reader has just seen them."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    not_defined_here = {"print", "len", "dict", "list", "str", "repr", "sorted", "set",
+                        "open", "Block", "SimpleNamespace", "Path", "write_text",
+                        "read_text", "mkdir", "Read"}
+    for m in code_regions.RUN.finditer(text):
+        called = set(re.findall(r"(\w+)\(", "\n".join(code_regions.statements(m["body"]))))
+        before = list(code_regions.REGION.finditer(text[:m.start()]))
+        shown = before[-1]["body"] if before else ""
+        missing = [n for n in sorted(called - not_defined_here)
+                   if f"def {n}(" not in shown and f"class {n}" not in shown]
+        assert not missing, (f"{chapter}: a run calls {missing}, which the code block "
+                             f"just before it does not show")
