@@ -304,10 +304,10 @@ def on_config(config, **kwargs):
 
 
 def on_files(files, config, **kwargs):
-    for chapter in chapters():
-        for name in ("README.md", "code.py"):
-            files.append(File.generated(config, f"{chapter}/{name}",
-                                        abs_src_path=str(ROOT / chapter / name)))
+    for chapter in chapters():  # the README, code.py, and a module beside it if any
+        for path in [ROOT / chapter / "README.md", *sorted((ROOT / chapter).glob("*.py"))]:
+            files.append(File.generated(config, f"{chapter}/{path.name}",
+                                        abs_src_path=str(path)))
     for _, page, source in EXTRA_PAGES:
         if source:
             files.append(File.generated(config, page, abs_src_path=str(ROOT / source)))

@@ -331,10 +331,11 @@ def block(file: str, items: str, indent: str = "") -> str:
         [f"new in {file[:3]}"] if previous_file(file) and all(whole_new) else [])
     title = "; ".join(plain) + (f" ({', '.join(notes)})" if notes else "")
     text = f'{fence}python title="{file}: {title}"{hl}\n{code}\n{fence}\n'
-    if re.match(r"^s\d\d_[a-z0-9_]+/code\.py$", file):
-        where = ", ".join((f"{name}, " if len(links) > 1 else "")
-                          + f"[lines {a}-{b}](code.py#L{a}-L{b})" for name, a, b in links)
-        text += f"\n<sub>All of it in code.py: {where}.</sub>\n"
+    if chapter_file := re.match(r"^s\d\d_[a-z0-9_]+/(?P<name>[a-z0-9_]+\.py)$", file):
+        name = chapter_file["name"]  # a file beside the README: code.py, bash_safety.py
+        where = ", ".join((f"{item}, " if len(links) > 1 else "")
+                          + f"[lines {a}-{b}]({name}#L{a}-L{b})" for item, a, b in links)
+        text += f"\n<sub>All of it in {name}: {where}.</sub>\n"
     return "".join(indent + line if line.strip() else line
                    for line in text.splitlines(keepends=True))
 

@@ -55,7 +55,7 @@ STYLES = [
     (r"^> \w+\(", "call"),                          # a tool_use, as the model asked
     (r"^\s*\[allow\]", "allow"),                    # the permission decision ...
     (r"^\s*\[deny\]", "deny"),
-    (r"^\s*\[ask\]|^\s*\? Allow ", "ask"),
+    (r"^\s*\[ask\]|^\s*\? Allow |\[y\]es / \[n\]o|^Approve this plan\?", "ask"),
     (r"^\s*~ |^\s*\[?hook|^hooks: ", "hook"),     # a hook ran, and what it said
     (r"^\s*batch \d|^\s*\[reply complete", "batch"),  # s06: calls started together
     (r"^! ", "error"),                              # an is_error tool_result
