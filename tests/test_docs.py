@@ -848,3 +848,14 @@ def test_a_run_comes_right_after_the_code_it_calls(chapter):
                    if f"def {n}(" not in shown and f"class {n}" not in shown]
         assert not missing, (f"{chapter}: a run calls {missing}, which the code block "
                              f"just before it does not show")
+
+
+def test_two_runs_of_a_demo_compare_equal():
+    """What varies from run to run (s06's timings and interleaved subagents, s04's
+    clock times) does not make a README stale."""
+    one = ('[a] > read_file(x)\n[b] > grep_search(y)\n[a]   [allow] read-only tool\n'
+           'batch 1 · 2 calls in parallel: 0.58 s\n  {"time": "04:59:30"}\n')
+    two = ('[b] > grep_search(y)\n[a] > read_file(x)\n[a]   [allow] read-only tool\n'
+           'batch 1 · 2 calls in parallel: 0.61 s\n  {"time": "05:19:27"}\n')
+    assert transcripts.comparable(one) == transcripts.comparable(two)
+    assert transcripts.comparable(one) != transcripts.comparable(one.replace("[a]", "[c]"))

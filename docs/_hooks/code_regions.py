@@ -485,7 +485,7 @@ def diff_region(chapter: str) -> str:
 def transcript_region(chapter: str) -> str:
     """The offline demo as a learner ran it (docs/_hooks/transcripts.py), in a block."""
     transcripts = hook_module("transcripts")
-    text = transcripts.cached_demo(chapter, transcripts.demo_fingerprint(chapter))
+    text = transcripts.start_demo(chapter).result(timeout=transcripts.DEMO_TIMEOUT + 60)
     answers = transcripts.ANSWERS.get(chapter)
     typed = ""
     if answers:
@@ -567,8 +567,16 @@ def readmes() -> list[Path]:
             ROOT / "benchmarks" / "README.md", *sorted(ROOT.glob("s[0-9][0-9]_*/README.md"))]
 
 
+def start_demos() -> None:
+    """Run the chapters' demos side by side (each is cached): the transcripts."""
+    for path in ROOT.glob("s[0-9][0-9]_*/README.md"):
+        if TRANSCRIPT.search(path.read_text(encoding="utf-8")):
+            hook_module("transcripts").start_demo(path.parent.name)
+
+
 def stale(paths=None) -> list[str]:
     """What is wrong: a stale README, or a region that names nothing."""
+    start_demos()
     problems = []
     for path in paths or readmes():
         text = path.read_text(encoding="utf-8")
@@ -587,6 +595,7 @@ def main(argv: list[str]) -> int:
         print("\n".join(problems) or "every code block is up to date")
         return 1 if problems else 0
     status = 0
+    start_demos()
     for path in readmes():
         text = path.read_text(encoding="utf-8")
         try:

@@ -121,9 +121,22 @@ def normalise_transcript(text: str, tmp: str) -> str:
     return "\n".join(line.rstrip() for line in text.rstrip().split("\n")) + "\n"
 
 
+CLOCK = re.compile(r'"time": "\d\d:\d\d:\d\d"')  # s04's audit hook logs the time
+
+
 def comparable(text: str) -> str:
-    """A transcript with its timings masked: two runs of s06 differ there only."""
-    return TIMING.sub("#.## s", text)
+    """A transcript as two runs of it agree: timings and clock times masked, and
+    the lines of subagents that ran side by side (s06) grouped by subagent, each
+    one's lines in their order (threads interleave them differently each run)."""
+    out, run = [], []
+    for line in CLOCK.sub('"time": "hh:mm:ss"', TIMING.sub("#.## s", text)).split("\n"):
+        if SUBAGENT.match(line):
+            run.append(line)
+            continue
+        out += sorted(run, key=lambda ln: SUBAGENT.match(ln)[0])
+        run = []
+        out.append(line)
+    return "\n".join(out + sorted(run, key=lambda ln: SUBAGENT.match(ln)[0]))
 
 
 def run_demo(chapter: str, root: Path = ROOT) -> str:
