@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from exercises.make import (  # noqa: E402
 
-    PatchError, apply_patch, build, chapter_of, make, make_patch, patches, regions,
-    unlocated)
+    PatchError, apply_patch, build, chapter_of, chapter_text, make, make_patch, patches,
+    regions, unlocated)
 
 # One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("exercises")
@@ -268,5 +268,5 @@ def test_a_copy_reads_the_courses_root_env(patch):
     where = eval(line.split("=", 1)[1].split("#")[0],  # noqa: S307  (our own line)
                  {"Path": Path, "__file__": str(patch.with_suffix(".py"))})
     assert where == ROOT / ".env", where
-    assert unlocated(text) == apply_patch(chapter_of(patch).read_text(encoding="utf-8"),
+    assert unlocated(text) == apply_patch(chapter_text(chapter_of(patch)),
                                           patch.read_text(encoding="utf-8"))
