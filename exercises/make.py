@@ -2,9 +2,9 @@
 """Make the exercise files from their chapter's code.py and a small patch.
 
 A starter (`exercises/sNN/exK.py`, the file a learner edits) and a reference solution
-(`exercises/solutions/sNN/exK.py`) are the chapter's whole code.py (from s03 on with
-its bash_safety.py written in where code.py imports it: one file) plus a few marked
-regions:
+(`exercises/solutions/sNN/exK.py`) are the chapter's whole code.py (from s03 on, with
+bash_safety.py and sandbox.py written in where code.py imports them) plus a few
+marked regions:
 
     # >>> EXERCISE ex2-check                        a region that adds lines
     ...
@@ -130,20 +130,25 @@ def chapter_of(path: Path) -> Path:
     return found[0]
 
 
-# From s03 on, code.py imports the bash classifier from bash_safety.py beside it. An
-# exercise file is one file: the module is written in where code.py imports it, so a
-# learner can change the classifier too, and the file runs from anywhere.
+# From s03 on, code.py imports the bash classifier (bash_safety.py) and the sandbox's
+# mechanics (sandbox.py) from beside it. An exercise file is one file: the modules are
+# written in where code.py imports them, so a learner can change them too, and the
+# file runs from anywhere.
 IMPORTS_MODULE = re.compile(r"^if __package__:.*\n(?:[ \t].*\n)+else:.*\n(?:[ \t].*\n)+",
                             re.MULTILINE)
 
 
+MODULES = ("bash_safety.py", "sandbox.py")  # what code.py imports from beside it
+
+
 def chapter_text(code: Path) -> str:
-    """The text an exercise file is made from: code.py, its bash_safety.py written in."""
+    """The text an exercise file is made from: code.py, its modules written in."""
     text = code.read_text(encoding="utf-8")
-    module, imports = code.with_name("bash_safety.py"), IMPORTS_MODULE.search(text)
-    if not module.is_file() or imports is None:
+    imports = IMPORTS_MODULE.search(text)
+    if imports is None:
         return text
-    inlined = module.read_text(encoding="utf-8").rstrip("\n")
+    inlined = "\n\n\n".join(code.with_name(m).read_text(encoding="utf-8").rstrip("\n")
+                             for m in MODULES if code.with_name(m).is_file())
     return f"{text[:imports.start()]}{inlined}\n\n\n{text[imports.end():]}"
 
 

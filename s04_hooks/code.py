@@ -69,10 +69,12 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (Unanalysable, all_runs, dangerous_reason,
                               is_read_only_command, is_write, parse_command, program,
                               shell_effects)
+    from .sandbox import argv_for, probe
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (Unanalysable, all_runs, dangerous_reason,
                              is_read_only_command, is_write, parse_command, program,
                              shell_effects)
+    from sandbox import argv_for, probe
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s04"
@@ -143,27 +145,44 @@ def is_inside(full: Path) -> bool:
 
 
 # === s03 · permissions: protected paths ===
+# Places where a write runs code later, holds keys, or changes the agent's own rules,
+# after Claude Code's protected paths. One table: a write to one always asks (file
+# tools and shell commands alike, bypassPermissions too), and the sandbox keeps the
+# ones in the workspace read-only even when the workspace is writable.
+PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
+    ".git/hooks/": "a git hook (hooks run programs)",
+    ".git/config": "git's config (which can run programs)",
+    ".gitmodules": "git's submodules (which can run programs)",
+    ".claude/": "the agent's own permission settings and hooks",
+    ".mcp.json": "the MCP servers the agent starts (programs)",
+    ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
+    ".bashrc": "a shell start-up file", ".bash_profile": "a shell start-up file",
+    ".bash_login": "a shell start-up file", ".profile": "a shell start-up file",
+    ".zshrc": "a shell start-up file", ".zprofile": "a shell start-up file",
+    ".zshenv": "a shell start-up file", "~/.ssh/": "your SSH keys",
+    "~/.gitconfig": "git's config (which can run programs)",
+}
+
+
 def protected_write(target: str) -> str | None:
-    """Why writing to `target` is dangerous, or None: places that run code, hold
-    keys, control the agent's own permissions, or are disks."""
+    """Why writing to `target` is dangerous, or None: PROTECTED, system files, disks."""
     path = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
-    parts, home = path.parts, Path.home()
-    if ".git" in parts and "hooks" in parts[parts.index(".git"):]:
-        return "it writes a git hook (hooks run programs)"
-    if parts[-2:] == (".git", "config"):
-        return "it writes git's config (which can run programs)"
-    if parts[-2:-1] == (".claude",) and parts[-1].startswith("settings"):
-        return "it writes the agent's own permission settings"
-    if path == home / ".ssh" or home / ".ssh" in path.parents:
-        return "it writes into ~/.ssh"
-    if path.parent == home and re.fullmatch(r"\.(bash|zsh)(rc|_profile|_login|_logout"
-                                            r"|env)|\.z?profile|\.zlogin", path.name):
-        return f"it writes the shell start-up file ~/{path.name}"
+    for entry, what in PROTECTED.items():
+        inside = entry.endswith("/")  # a folder: what it holds, not itself
+        if entry.startswith("~/"):
+            top = Path.home() / entry[2:]
+            hit = top in path.parents or path == top and not inside
+        else:
+            parts, n = Path(entry).parts, len(path.parts) - inside
+            hit = any(path.parts[i:i + len(parts)] == parts
+                      for i in range(n - len(parts) + 1))
+        if hit:
+            return f"it writes {what}: {entry}"
     if re.match(r"/etc/(sudoers|passwd|shadow|profile|bash\.bashrc|environment)",
                 str(path)):
         return f"it writes {path}"
-    if parts[:2] == ("/", "dev") and not re.fullmatch(r"/dev/(null|zero|std(out|err)"
-                                                      r"|tty|fd/\d+)", str(path)):
+    if path.parts[:2] == ("/", "dev") and not re.fullmatch(
+            r"/dev/(null|zero|std(out|err)|tty|fd/\d+)", str(path)):
         return f"it writes to the device {path} (a disk?)"
     return None
 
@@ -235,7 +254,8 @@ NON_INTERACTIVE_ENV = {
 }
 
 
-def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
+def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
+              dangerouslyDisableSandbox: bool = False) -> str:
     """Run `command` with bash in the workspace; return exit code, stdout and stderr."""
     timeout = max(1, min(int(timeout), MAX_TIMEOUT))
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
@@ -243,7 +263,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
     # us wait for it. Files cost no memory and we only wait for bash itself.
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            ["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            confine(command, dangerouslyDisableSandbox), stdin=subprocess.DEVNULL,
+            stdout=out, stderr=err,
             env={**os.environ, **NON_INTERACTIVE_ENV},
             start_new_session=True,  # its own process group, so we can kill all of it
         )
@@ -699,15 +720,19 @@ def register(handler, description: str, fields: dict, required: tuple = (),
 
 
 PATH = (str, "A path inside the workspace; relative paths start there.")
+SANDBOX_OFF = ("Run outside the sandbox (network, writes outside the workspace). Only "
+               "when a command failed in it; the user is always asked.")  # s03
 READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}  # s03
 EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
          "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))}
 register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
          f"the exit code. Stdin is closed. Default timeout {DEFAULT_TIMEOUT}s, at most "
          f"{MAX_TIMEOUT}s.", {"command": (str, "The command to run."),
-                              "timeout": (int, "Seconds before it is killed.")},
+                              "timeout": (int, "Seconds before it is killed."),
+                              "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
          ["command"], names=("Bash",),
-         is_read_only=lambda i: is_read_only_command(i["command"]),
+         is_read_only=lambda i: is_read_only_command(i["command"])
+         and not unsandboxed(i),
          is_destructive=lambda i: dangerous_reason(i["command"], protected_write))
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
@@ -970,7 +995,94 @@ def permission_summary() -> str:
     rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
     problems = "".join(f"\n  ignored a broken settings file: {p}"
                        for p in settings["problems"])
-    return f"permission mode: {mode} ({source}); rules: {rules}{problems}"
+    return (f"permission mode: {mode} ({source}); rules: {rules}{problems}\n"
+            f"{sandbox_summary()}")
+
+
+# === s03 · sandbox: what a shell command can touch ===
+# The gate decides whether to ask; the operating system decides what a command can
+# touch (sandbox.py: bubblewrap on Linux, Seatbelt on macOS). Every command runs
+# confined, however it was allowed: on a read-only verdict it writes nothing (the
+# workspace is read-only too), else only the workspace; always a private /tmp, the
+# PROTECTED paths read-only, no network, no home (but the workspace) and no path a
+# Read rule denies. The classifier may be wrong; the sandbox makes that cheap. A
+# command that needs more fails with the system's own error, and the model may ask
+# to run it outside (`dangerouslyDisableSandbox`): that always asks. Settings follow
+# Claude Code's `sandbox` keys; `enabled` is on by default wherever a sandbox starts.
+SANDBOX_DEFAULTS = {"enabled": True, "failIfUnavailable": False,
+                    "allowUnsandboxedCommands": True, "filesystem": {}}
+
+
+def sandbox_settings() -> dict:
+    """The settings files' `sandbox` over SANDBOX_DEFAULTS (the local file last)."""
+    merged = dict(SANDBOX_DEFAULTS)
+    for name in SETTINGS_FILES:
+        try:
+            block = json.loads((Path.cwd() / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        merged.update(block.get("sandbox", {}) if isinstance(block, dict) else {})
+    return merged
+
+
+def sandbox_missing() -> str | None:
+    """Why shell commands run unconfined (the classifier alone), or None."""
+    if not sandbox_settings()["enabled"]:
+        return "sandbox.enabled is false in the settings"
+    return probe()
+
+
+def confine(command: str, unsandboxed: bool = False) -> list:
+    """What runs `command`: bash inside the sandbox, or bash alone if the user let it
+    out or no sandbox can start (an error if sandbox.failIfUnavailable is set)."""
+    settings, missing = sandbox_settings(), sandbox_missing()
+    if missing and settings["enabled"] and settings["failIfUnavailable"]:
+        raise ToolError(f"no sandbox ({missing}) and sandbox.failIfUnavailable is set")
+    if missing or unsandboxed and settings["allowUnsandboxedCommands"]:
+        return ["bash", "-c", command]
+    workspace, files = Path.cwd().resolve(), settings["filesystem"]
+    writable = [] if is_read_only_command(command) else [workspace] + [
+        resolve_path(p) for p in files.get("allowWrite", [])]
+    protected = [workspace / e for e in PROTECTED if not e.startswith("~/")] + [
+        Path.home() / e[2:] for e in PROTECTED if e.startswith("~/")]
+    read_only = [p.resolve() for p in protected if p.exists()
+                 and is_inside(p.resolve())] + [resolve_path(p) for p in
+                                                 files.get("denyWrite", [])]
+    hidden = [Path.home().resolve(), *read_denied_paths(),
+              *(resolve_path(p) for p in files.get("denyRead", []))]
+    return argv_for(command, writable, read_only, hidden, workspace)
+
+
+def unsandboxed(tool_input: dict) -> bool:
+    """Does this call ask to run outside a sandbox that could start, and may it?"""
+    return bool(tool_input.get("dangerouslyDisableSandbox")) and not sandbox_missing(
+    ) and sandbox_settings()["allowUnsandboxedCommands"]
+
+
+def read_denied_paths() -> list:
+    """The files and folders in the workspace that a Read deny rule covers (the
+    sandbox hides them). Past MAX_WALK entries, the rest of the walk is skipped."""
+    patterns, found = read_deny_patterns(), []
+    for count, (folder, dirs, files) in enumerate(os.walk(Path.cwd().resolve())):
+        for path in (Path(folder, name) for name in dirs + files):
+            if patterns and any(path_rule_matches(p, path) for p in patterns):
+                found.append(path)
+        dirs[:] = [d for d in dirs if Path(folder, d) not in found]
+        if not patterns or count > MAX_WALK:
+            break
+    return found
+
+
+def sandbox_summary() -> str:
+    """One line at start: what confines shell commands, or why nothing does."""
+    missing = sandbox_missing()
+    if missing is None:
+        return ("sandbox: shell commands run confined (no network, no home, writes "
+                "only where allowed)")
+    fail = sandbox_settings()["failIfUnavailable"]
+    return (f"sandbox: {'ERROR' if fail else 'none'}: {missing}. Shell commands "
+            + ("will not run." if fail else "run unconfined: the classifier alone "
+               "decides (best effort)."))
 
 
 # === s03 · permissions: decide_permission, the order is the policy ===
@@ -1004,7 +1116,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
         return "ask", f"dangerous: {danger}", "danger"
     # 4. allow rules; a shell command is judged part by part.
     if tool == "run_shell" and mode != "bypassPermissions":
-        return shell_decision(tool_input["command"], mode, rules)
+        return shell_decision(tool_input, mode, rules)
     if rule := allowed_by_rules(rules.get("allow", []), tool, tool_input):
         return "allow", f"allow rule {rule}", "rule"
     # 5. the mode decides the rest.
@@ -1050,11 +1162,14 @@ def denied_inside(command: str, rules: dict) -> str | None:
     return None
 
 
-def shell_decision(command: str, mode: str, rules: dict) -> tuple[str, str, str]:
+def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, str]:
     """A command line runs unasked only if every command in it is read-only or
     allowed by a Bash rule, every redirection writes where an Edit rule or
-    acceptEdits lets it, and no recursive read covers a path a Read rule denies."""
-    effects, used = shell_effects(command), []
+    acceptEdits lets it, and no recursive read covers a path a Read rule denies. A
+    run outside the sandbox always asks (bypassPermissions never comes here)."""
+    if unsandboxed(tool_input):
+        return "ask", "it asks to run outside the sandbox", "sandbox"
+    effects, used = shell_effects(tool_input["command"]), []
     if not effects.parts:
         return "ask", f"{mode} mode: {effects.problem}", "mode"
     for cmd, problem in effects.parts:

@@ -39,6 +39,7 @@ MAX_FUNCTION_LINES = 40
 
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
+MODULES = (MODULE, "sandbox.py")  # ... and the sandbox's mechanics
 MODULE_CHAPTERS = [c for c in CHAPTERS if (ROOT / c / MODULE).exists()]
 
 
@@ -183,8 +184,8 @@ def test_line_budgets_and_function_lengths(capsys):
         size = len(source(chapter, MODULE).rstrip("\n").split("\n"))
         rows.append(f"{MODULE}: {size} lines (budget {BASH_SAFETY_LINES})")
         over += [f"{MODULE} has {size} lines"] if size > BASH_SAFETY_LINES else []
-    for chapter, file in [(c, "code.py") for c in CHAPTERS] + [(c, MODULE)
-                                                                for c in MODULE_CHAPTERS]:
+    for chapter, file in [(c, "code.py") for c in CHAPTERS] + [
+            (c, m) for c in MODULE_CHAPTERS[:1] for m in MODULES]:
         for node in ast.walk(ast.parse(source(chapter, file))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                     node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
@@ -214,7 +215,7 @@ def ruff_findings(path: str, text: str, *options: str) -> list[str]:
 
 
 @pytest.mark.parametrize("chapter, file", [(c, "code.py") for c in CHAPTERS]
-                         + [(c, MODULE) for c in MODULE_CHAPTERS[:1]])
+                         + [(c, m) for c in MODULE_CHAPTERS[:1] for m in MODULES])
 def test_chapter_passes_ruff_lines_fit_88_columns(chapter, file):
     """`ruff check` passes: no line over 88 columns (E501), and nothing else ruff
     checks, but the few rules the chapters break on purpose (pyproject.toml)."""
@@ -245,30 +246,32 @@ def test_exercise_files_fit_88_columns():
 
 # --- the bash classifier: one file, carried unchanged --------------------------------
 
-def test_bash_safety_is_the_same_file_in_every_chapter_from_s03():
-    """Each chapter folder stands alone, so each from s03 on holds bash_safety.py; all
-    the copies are s03's, byte for byte (a fix goes into every one)."""
+@pytest.mark.parametrize("module", MODULES)
+def test_the_modules_are_the_same_files_in_every_chapter_from_s03(module):
+    """Each chapter folder stands alone, so each from s03 on holds bash_safety.py and
+    sandbox.py; the copies are s03's, byte for byte (a fix goes into every one)."""
     assert MODULE_CHAPTERS == [c for c in CHAPTERS if c >= "s03"], MODULE_CHAPTERS
-    first = (ROOT / MODULE_CHAPTERS[0] / MODULE).read_bytes()
-    differ = [c for c in MODULE_CHAPTERS if (ROOT / c / MODULE).read_bytes() != first]
-    assert not differ, (f"{MODULE} differs from {MODULE_CHAPTERS[0]}'s in {differ}: "
-                        f"copy it (cp {MODULE_CHAPTERS[0]}/{MODULE} <chapter>/)")
+    first = (ROOT / MODULE_CHAPTERS[0] / module).read_bytes()
+    differ = [c for c in MODULE_CHAPTERS if (ROOT / c / module).read_bytes() != first]
+    assert not differ, (f"{module} differs from {MODULE_CHAPTERS[0]}'s in {differ}: "
+                        f"copy it (cp {MODULE_CHAPTERS[0]}/{module} <chapter>/)")
 
 
-def test_bash_safety_reads_top_to_bottom_with_its_own_reading_map():
+@pytest.mark.parametrize("module", MODULES)
+def test_the_modules_read_top_to_bottom_with_their_own_reading_maps(module):
     """Its docstring's reading map names its sections in order, each under an s03
     banner; every definition stands under one, and code.py does not define them again."""
     chapter = MODULE_CHAPTERS[0]
-    marks = banners(chapter, MODULE)
-    doc = ast.get_docstring(ast.parse(source(chapter, MODULE)))
+    marks = banners(chapter, module)
+    doc = ast.get_docstring(ast.parse(source(chapter, module)))
     listed = re.findall(r"^  (s03 · [^\n]+?)(?:  |$)", doc.split("Reading map", 1)[1], re.M)
     assert listed == [f"{o} · {t}" for _, o, t in marks], listed
     assert {o for _, o, _ in marks} == {"s03"}
-    first = min(line for line, _ in definitions(chapter, MODULE).values())
-    assert marks[0][0] < first, f"{MODULE}: code before its first banner"
+    first = min(line for line, _ in definitions(chapter, module).values())
+    assert marks[0][0] < first, f"{module}: code before its first banner"
     for c in MODULE_CHAPTERS:
-        again = set(definitions(c)) & set(definitions(chapter, MODULE)) - {"is_inside"}
-        assert not again, f"{c}/code.py defines {MODULE}'s {sorted(again)} again"
+        again = set(definitions(c)) & set(definitions(chapter, module)) - {"is_inside"}
+        assert not again, f"{c}/code.py defines {module}'s {sorted(again)} again"
 
 
 @pytest.mark.parametrize("chapter", MODULE_CHAPTERS)

@@ -1,0 +1,105 @@
+"""sandbox: the operating system confines a shell command (s03 on).
+
+code.py decides the policy: what a command may write (nothing for a read-only verdict,
+else the workspace), which paths stay read-only anyway (PROTECTED), what it may not
+read (your home, Read-denied paths). This file only turns that policy into what the
+operating system runs, and a first reading can skip it:
+- Linux: bubblewrap (`bwrap`), found on PATH. The command gets a view of the file
+  system built from mounts: everything read-only, a private /tmp, home and denied
+  paths hidden, the writable paths bound writable, the protected ones read-only on
+  top; no network (a network namespace of its own), its own process IDs, killed with
+  us (--die-with-parent: when run_shell kills bwrap, everything inside dies with it).
+- macOS: `sandbox-exec` with a Seatbelt profile written for each command.
+The same file stands in every chapter from s03 on.
+
+Reading map:
+  s03 · sandbox: can one start here           probe(): the reason it cannot, or None
+  s03 · sandbox: bubblewrap on Linux          bwrap_argv()
+  s03 · sandbox: Seatbelt on macOS            seatbelt_profile()
+"""
+
+import functools
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# === s03 · sandbox: can one start here ===
+INSTALL = {  # how to get a sandbox, said once at start when none can start
+    "linux": "install bubblewrap: sudo apt-get install bubblewrap (Debian, Ubuntu) "
+             "or sudo dnf install bubblewrap (Fedora)",
+    "darwin": "sandbox-exec ships with macOS; is /usr/bin/sandbox-exec there?"}
+
+
+@functools.cache
+def probe() -> str | None:
+    """Why no sandbox can start on this machine (with the fix), or None. Tried once:
+    a container may have bwrap but forbid the namespaces it needs."""
+    tool = {"linux": "bwrap", "darwin": "sandbox-exec"}.get(sys.platform)
+    if tool is None:
+        return f"no sandbox for {sys.platform} (Linux and macOS only)"
+    if shutil.which(tool) is None:
+        return f"{tool} is not installed: {INSTALL[sys.platform]}"
+    argv = (bwrap_argv("true", [], [], [], Path("/")) if tool == "bwrap"
+            else seatbelt_argv("true", [], [], [], Path("/")))
+    try:
+        run = subprocess.run(argv, capture_output=True, text=True, timeout=10,
+                             check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{tool} does not run ({e})"
+    if run.returncode != 0:
+        why = (run.stderr.strip().splitlines() or ["no reason given"])[-1]
+        return (f"{tool} cannot start here ({why}); user namespaces may be "
+                "blocked, as in many containers")
+    return None
+
+
+def argv_for(command: str, writable: list, read_only: list, hidden: list,
+             workspace: Path) -> list:
+    """What to run instead of `bash -c command` on this platform."""
+    make = bwrap_argv if sys.platform == "linux" else seatbelt_argv
+    return make(command, writable, read_only, hidden, workspace)
+
+
+# === s03 · sandbox: bubblewrap on Linux ===
+def bwrap_argv(command: str, writable: list, read_only: list, hidden: list,
+               workspace: Path) -> list:
+    """bwrap's arguments, in order: a later mount covers an earlier one."""
+    argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
+            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp"]                                 # a private /tmp
+    for path in hidden:                                       # home, denied paths
+        argv += (["--tmpfs", str(path)] if path.is_dir()
+                 else ["--ro-bind", "/dev/null", str(path)])
+    for path in [workspace] + [p for p in writable if p != workspace]:
+        argv += ["--bind" if path in writable else "--ro-bind", str(path), str(path)]
+    for path in read_only:                                    # protected paths
+        argv += ["--ro-bind", str(path), str(path)]
+    for path in hidden:  # again: a denied file inside the workspace stays hidden
+        if path != workspace and workspace in path.parents:
+            argv += (["--tmpfs", str(path)] if path.is_dir()
+                     else ["--ro-bind", "/dev/null", str(path)])
+    return argv + ["--chdir", str(workspace), "--", "bash", "-c", command]
+
+
+# === s03 · sandbox: Seatbelt on macOS ===
+def seatbelt_profile(writable: list, read_only: list, hidden: list,
+                     workspace: Path) -> str:
+    """A Seatbelt profile: in SBPL the last rule that matches wins."""
+    def paths(action: str, where: list) -> list:
+        return [f'({action} (subpath "{p}"))' for p in where]
+    return "\n".join(["(version 1)", "(allow default)", "(deny network*)",
+                      "(deny file-write*)",
+                      ('(allow file-write* (subpath "/private/tmp") '
+                       '(subpath "/private/var/folders") (literal "/dev/null"))'),
+                      *paths("allow file-write*", writable),
+                      *paths("deny file-write*", read_only),
+                      *paths("deny file-read*", hidden[:1]),
+                      *paths("allow file-read*", [workspace]),
+                      *paths("deny file-read*", hidden[1:])])
+
+
+def seatbelt_argv(command: str, writable: list, read_only: list, hidden: list,
+                  workspace: Path) -> list:
+    profile = seatbelt_profile(writable, read_only, hidden, workspace)
+    return ["sandbox-exec", "-p", profile, "bash", "-c", command]
