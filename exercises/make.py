@@ -48,6 +48,10 @@ START = re.compile(r"^[ \t]*# >>> EXERCISE (?P<name>[a-z][-_0-9a-z]*)")
 END = re.compile(r"^[ \t]*# <<< EXERCISE (?P<name>[a-z][-_0-9a-z]*)")
 HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 STANDALONE = re.compile(r"^# standalone:", re.MULTILINE)
+# Where a chapter finds the course's .env, and where a copy one or two folders deeper
+# finds the same file: a copy reads the course's root .env, as its banner says.
+CHAPTER_ENV = 'env_file = Path(__file__).resolve().parent.parent / ".env"'
+COPY_ENV = "env_file = Path(__file__).resolve().parents[{}] / \".env\"  # the root .env"
 
 
 class PatchError(Exception):
@@ -162,9 +166,17 @@ def build(patch: Path) -> str:
     """The exercise file a patch describes, made from the current code.py."""
     chapter = chapter_text(chapter_of(patch))
     try:
-        return apply_patch(chapter, patch.read_text(encoding="utf-8"))
+        text = apply_patch(chapter, patch.read_text(encoding="utf-8"))
     except PatchError as e:
         raise PatchError(f"{patch.relative_to(ROOT)}: {e}") from None
+    depth = len(patch.resolve().relative_to(ROOT).parts) - 1  # folders below the root
+    return text.replace(CHAPTER_ENV, COPY_ENV.format(depth))
+
+
+def unlocated(copy_text: str) -> str:
+    """A copy's text with the chapter's own .env line back (what its patch is made
+    from: the line is the copy's place, not the exercise)."""
+    return re.sub(re.escape(COPY_ENV).replace(r"\{\}", r"\d+"), CHAPTER_ENV, copy_text)
 
 
 def is_copy(path: Path) -> bool:
@@ -232,7 +244,8 @@ def save(files: list[Path]) -> int:
         file = file.resolve()
         chapter = chapter_text(chapter_of(file))
         patch = file.with_suffix(".patch")
-        patch.write_text(make_patch(chapter, file.read_text(encoding="utf-8"), file.name),
+        patch.write_text(make_patch(chapter, unlocated(file.read_text(encoding="utf-8")),
+                                    file.name),
                          encoding="utf-8")
         print(f"saved {patch.relative_to(ROOT)}")
     return 0

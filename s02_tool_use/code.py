@@ -1072,6 +1072,10 @@ def main(argv=None) -> int:
                or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     try:
         if args.offline or not has_key:
+            if args.prompt and not args.offline:  # never replace a task silently
+                print(f"Your task was not run: no ANTHROPIC_API_KEY in the environment "
+                      f"or in {env_file}. Here is the offline demo instead.",
+                      flush=True)
             return run_offline_demo(args)
         client = make_client()
         if args.prompt:

@@ -131,6 +131,18 @@ def test_no_key_plays_the_offline_demo(chapter, workspace, tmp_path):
     assert demo_workspace(proc.stdout).parent == tmp_path
 
 
+def test_a_task_with_no_key_says_it_was_not_run(chapter, workspace, tmp_path):
+    """With no key, a task given on the command line is not quietly swapped for the
+    demo: one line says it was not run and why, then the demo plays."""
+    proc = run_main(chapter, "fix the bug", cwd=workspace, TMPDIR=str(tmp_path),
+                    timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    first, _, rest = proc.stdout.partition("\n")
+    assert first.startswith("Your task was not run: no ANTHROPIC_API_KEY"), first
+    assert "offline demo" in first and "OFFLINE DEMO" in rest
+    assert "fix the bug" not in rest  # the demo plays its own prompts
+
+
 def test_offline_flag_forces_the_demo_even_with_a_key(chapter, workspace, tmp_path):
     proc = run_main(chapter, "--offline", cwd=workspace, TMPDIR=str(tmp_path), timeout=120,
                    ANTHROPIC_API_KEY="a-real-looking-key", ANTHROPIC_BASE_URL="http://127.0.0.1:9")

@@ -12,78 +12,24 @@ tests/test_s03_gate.py and the transcripts cover that story.
 
 from __future__ import annotations
 
-import os
 import re
-import select
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT, clean_env
 
-pty = pytest.importorskip("pty", reason="pseudo-terminals are POSIX only")
+pytest.importorskip("pty", reason="pseudo-terminals are POSIX only")
+from offline.terminal import DANGEROUS, PERMISSION, PLAN, Terminal  # noqa: E402
 
-PERMISSION = "[y]es / [n]o / [a]lways this session: "
-DANGEROUS = "[y]es / [n]o: "
-PLAN = "Approve this plan? [y]es, [n]o, or type what to change: "
 FIX = 'total += item["price"] * item["qty"]'
 
 
-class Terminal:
-    """A chapter's offline demo in a pseudo-terminal: what the learner sees, and
-    the answers they type."""
-
-    def __init__(self, chapter: str, tmp_path: Path):
-        master, slave = pty.openpty()
-        self.proc = subprocess.Popen(
-            [sys.executable, str(ROOT / chapter / "code.py"), "--offline"],
-            stdin=slave, stdout=slave, stderr=slave, cwd=tmp_path,
-            env=clean_env(TMPDIR=str(tmp_path)), start_new_session=True)
-        os.close(slave)
-        self.master, self.screen, self.read_up_to = master, "", 0
-
-    def _read(self, deadline: float) -> bool:
-        """Read what the program printed; False once it has closed the terminal."""
-        ready, _, _ = select.select([self.master], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:
-            return True
-        try:
-            data = os.read(self.master, 65536)
-        except OSError:  # EIO: the program ended and closed its side
-            data = b""
-        self.screen += data.decode("utf-8", "replace").replace("\r\n", "\n")
-        return bool(data)
-
-    def expect(self, text: str, timeout: float = 30) -> str:
-        """Wait until `text` appears after what was read so far; return what came
-        before it (the output since the last question)."""
-        deadline = time.monotonic() + timeout
-        while text not in self.screen[self.read_up_to:]:
-            if time.monotonic() > deadline or not self._read(deadline):
-                raise AssertionError(f"waited for {text!r}; the terminal shows:\n"
-                                     f"{self.screen[-3000:]}")
-        start = self.read_up_to
-        self.read_up_to = self.screen.index(text, start) + len(text)
-        return self.screen[start:self.read_up_to]
-
-    def answer(self, text: str) -> None:
-        os.write(self.master, (text + "\n").encode())
-
-    def finish(self, timeout: float = 60) -> tuple[int, str]:
-        """Read to the end; (exit status, everything the learner saw)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self._read(deadline):
-            pass
-        os.close(self.master)
-        return self.proc.wait(timeout=10), self.screen
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
+def demo(chapter: str, tmp_path: Path) -> Terminal:
+    """The chapter's offline demo in a pseudo-terminal (offline/terminal.py)."""
+    return Terminal([sys.executable, str(ROOT / chapter / "code.py"), "--offline"],
+                    tmp_path, clean_env(TMPDIR=str(tmp_path)))
 
 
 @pytest.fixture
@@ -91,7 +37,7 @@ def terminal(tmp_path):
     opened = []
 
     def open_(chapter: str) -> Terminal:
-        opened.append(Terminal(chapter, tmp_path))
+        opened.append(demo(chapter, tmp_path))
         return opened[-1]
 
     yield open_

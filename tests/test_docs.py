@@ -211,7 +211,7 @@ def test_readme_follows_the_template(chapter):
     whole file: in that order."""
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     assert readme_title(chapter).startswith(chapter[:3] + " · "), "title: '# sNN · Name'"
-    order = ["## The problem", "```mermaid", "## The code, in order", "## What changed",
+    order = ["<!-- reading-time -->", "## The problem", "```mermaid", "## The code, in order", "## What changed",
              "<!-- diff -->", "<!-- /diff -->", "## Try it", "<!-- tabs -->", "### Offline",
              "### Live", "<!-- /tabs -->", "<!-- transcript -->", "<!-- /transcript -->",
              "## Exercises", f"<!-- exercises exercises/{chapter[:3]}/README.md -->",
@@ -323,6 +323,13 @@ def stripped_lines(text: str) -> str:
     return "\n".join(ln.strip() for ln in text.splitlines()) + "\n"
 
 
+def excerpt_parts(text: str) -> list[str]:
+    """The runs of lines of a code block between its `# ...` lines (an excerpt's
+    left-out lines), without blank lines at their ends."""
+    parts = re.split(rf"^\s*{re.escape(code_regions.ELIDED)}$", text, flags=re.M)
+    return [p.strip("\n") for p in parts if p.strip()]
+
+
 def test_python_blocks_on_pages_come_from_the_chapters(site):
     """Every Python block on the built site is pseudocode or a verbatim part of a code.py
     (or of an exercise's reference solution, included in the Exercises section)."""
@@ -335,8 +342,10 @@ def test_python_blocks_on_pages_come_from_the_chapters(site):
             text = block["text"].strip("\n")
             if text.startswith("# pseudocode"):
                 continue
-            assert any(stripped_lines(text) in source for source in sources), (
-                f"{html.path.parent.name}: a python block is not from any code.py:\n{text[:300]}")
+            for part in excerpt_parts(text):  # an excerpt: each run of lines is verbatim
+                assert any(stripped_lines(part) in source for source in sources), (
+                    f"{html.path.parent.name}: a python block is not from any code.py:\n"
+                    f"{part[:300]}")
 
 
 @pytest.mark.parametrize("chapter", chapter_params())
@@ -459,9 +468,27 @@ def test_new_lines_are_highlighted(chapter):
             first, _, last = part.partition("-")
             marked |= set(range(int(first), int(last or first) + 1))
         code = rest.rsplit("```", 1)[0].rstrip("\n").split("\n")
-        new = {n for n, ln in enumerate(code, 1) if ln.strip() and ln.strip() not in old}
+        new = {n for n, ln in enumerate(code, 1) if ln.strip() and ln.strip() not in old
+               and ln.strip() != code_regions.ELIDED}
+        lines = {n for n, ln in enumerate(code, 1)
+                 if ln.strip() and ln.strip() != code_regions.ELIDED}
+        if f"new in {chapter[:3]})" in fence:  # all new: said in the title, not marked
+            assert not hl, f"{m['items']}: a block new throughout is not highlighted"
+            continue
         assert new <= marked, (f"{m['items']}: new lines not highlighted: "
                                f"{[code[n - 1] for n in sorted(new - marked)][:3]}")
+        assert not lines or not lines <= marked, f"{m['items']}: the whole block is marked"
+
+
+def test_an_excerpt_keeps_the_shape_of_the_code():
+    """An excerpt shows its item's head, the lines its keys name, and one `# ...`,
+    indented like the code after it, for each run of lines it leaves out."""
+    text = ("def f(a,\n      b):\n    x = 1\n    y = 2\n    if x:\n        z = 3\n"
+            "        w = 4\n    return z")
+    index, lines = code_regions.excerpt(text, "z = 3+1", "f")
+    assert lines == ["def f(a,", "      b):", "        # ...", "        z = 3",
+                     "        w = 4", "    # ..."]
+    assert index == [0, 1, -1, 5, 6, -1]
 
 
 def test_highlight_ranges():
@@ -518,7 +545,7 @@ def test_exercises_and_benchmarks_pages_are_on_the_site(site):
     bench = parsed(site / "benchmarks" / "index.html").html
     for script in sorted((ROOT / "benchmarks").glob("*.py")):
         assert f"{script.name}</h3>" in bench or script.name in bench, script.name
-    assert "Benchmark (not a test)" in bench
+    assert "Last measured on" in bench and "run_all.py" in bench and "Speedup" in bench
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "](exercises/README.md)" in readme and "](benchmarks/README.md)" in readme
 
@@ -726,3 +753,109 @@ def test_transcript_lines_get_their_style():
         assert f'class="t-line t-{name}"' in transcripts.styled(line), line
     shown = transcripts.styled("[check report] > read_file(file_path='x')")
     assert '<span class="t-agent">[check report] </span>' in shown and "t-call" in shown
+
+
+# --- a README is a guide ---------------------------------------------------------------------
+
+CODE_SHARE_AT_MOST = 0.40  # of a chapter README's lines, inside fenced blocks
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_a_chapter_readme_is_mostly_prose(chapter):
+    """At most 40 % of a chapter README's lines are inside fenced blocks (code, runs,
+    diagrams, transcripts): the page guides through the code, code.py holds it."""
+    lines, fenced, _ = code_regions.measure(
+        (ROOT / chapter / "README.md").read_text(encoding="utf-8"))
+    assert fenced / lines <= CODE_SHARE_AT_MOST, (
+        f"{chapter}/README.md: {fenced} of its {lines} lines are code "
+        f"({fenced / lines:.0%}); show excerpts (see CONTRIBUTING.md)")
+
+
+def test_the_code_share_is_counted_by_fences():
+    """A worked example of the measure: fence lines count as code, prose does not."""
+    text = "# T\n\nSome words here.\n\n```python\nx = 1\n```\n\nMore.\n"
+    assert code_regions.measure(text) == (9, 3, 5)
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_reading_time_is_current(chapter):
+    """The reading time at the top is computed from the page by its stated rule:
+    prose at 200 words a minute, fenced lines at 10 a minute, exercises left out."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    shown = re.search(r"\*About (\d+) minutes to read: ([\d,]+) words at 200 a minute, "
+                      r"and (\d+) lines of code and output at 10 a minute", text)
+    assert shown, f"{chapter}: no reading time at the top"
+    assert text.index(shown[0]) < text.index("## The problem")
+    minutes, words, code = code_regions.reading_minutes(text)
+    assert (int(shown[1]), int(shown[2].replace(",", "")), int(shown[3])) == (
+        minutes, words, code)
+    assert minutes == -(-(words / 200 + code / 10) // 1)
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_github_readers_get_what_changed_and_the_transcript(chapter):
+    """What changed (for learners: no line budgets) and the transcript are in the
+    README itself, not left for the site."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    diff = code_regions.DIFF.search(text)["body"]
+    transcript = code_regions.TRANSCRIPT.search(text)["body"]
+    assert "budget" not in diff and "appears" not in diff
+    if chapter != CHAPTERS[0]:
+        assert "| section of code.py | what happened |" in diff
+    assert f"{chapter[:3]} OFFLINE DEMO" in transcript and "```text" in transcript
+    assert "End of the scripted demo" in transcript
+
+
+def transcript_of(chapter: str) -> str:
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    return code_regions.TRANSCRIPT.search(text)["body"]
+
+
+def test_s03_transcript_shows_the_agent_asking():
+    """s03's transcript is a learner's run: the questions, an "always", a refusal,
+    and then the dangerous command asking (recorded in a pseudo-terminal)."""
+    text = transcript_of("s03_permissions")
+    assert "not a terminal" not in text
+    assert "? Allow run_shell(command='python3 report.py')" in text
+    assert "[y]es / [n]o / [a]lways this session: a" in text
+    assert "[y]es / [n]o / [a]lways this session: n" in text
+    assert "[y]es / [n]o: y" in text  # the dangerous command asks, with no "always"
+    assert text.index("this session: n") < text.index("[y]es / [n]o: y")
+
+
+def test_s05_transcript_shows_a_plan_refused_with_feedback_then_approved():
+    """s05's transcript: feedback on the first plan, the plan again, approved."""
+    text = transcript_of("s05_deferred_tools")
+    assert "not a terminal" not in text
+    ask = "Approve this plan? [y]es, [n]o, or type what to change: "
+    assert f"{ask}also say how many are left" in text and f"{ask}y" in text
+    assert "The user approved your plan" in text
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_a_run_comes_right_after_the_code_it_calls(chapter):
+    """Each small run calls functions the code block just before it defines (at
+    least their signatures, in an excerpt), so the reader has just seen them."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    not_defined_here = {"print", "len", "dict", "list", "str", "repr", "sorted", "set",
+                        "open", "Block", "SimpleNamespace", "Path", "write_text",
+                        "read_text", "mkdir", "Read"}
+    for m in code_regions.RUN.finditer(text):
+        called = set(re.findall(r"(\w+)\(", "\n".join(code_regions.statements(m["body"]))))
+        before = list(code_regions.REGION.finditer(text[:m.start()]))
+        shown = before[-1]["body"] if before else ""
+        missing = [n for n in sorted(called - not_defined_here)
+                   if f"def {n}(" not in shown and f"class {n}" not in shown]
+        assert not missing, (f"{chapter}: a run calls {missing}, which the code block "
+                             f"just before it does not show")
+
+
+def test_two_runs_of_a_demo_compare_equal():
+    """What varies from run to run (s06's timings and interleaved subagents, s04's
+    clock times) does not make a README stale."""
+    one = ('[a] > read_file(x)\n[b] > grep_search(y)\n[a]   [allow] read-only tool\n'
+           'batch 1 · 2 calls in parallel: 0.58 s\n  {"time": "04:59:30"}\n')
+    two = ('[b] > grep_search(y)\n[a] > read_file(x)\n[a]   [allow] read-only tool\n'
+           'batch 1 · 2 calls in parallel: 0.61 s\n  {"time": "05:19:27"}\n')
+    assert transcripts.comparable(one) == transcripts.comparable(two)
+    assert transcripts.comparable(one) != transcripts.comparable(one.replace("[a]", "[c]"))

@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from exercises.make import (  # noqa: E402
 
-    PatchError, apply_patch, build, make, make_patch, patches, regions)
+    PatchError, apply_patch, build, chapter_of, chapter_text, make, make_patch, patches,
+    regions, unlocated)
 
 # One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("exercises")
@@ -254,3 +255,18 @@ def test_make_keeps_a_learners_starter(tmp_path):
     assert starter.read_text() == "my work\n"
     assert (folder / "solutions" / "s01" / "ex1.py").read_text() == build(
         ROOT / "exercises" / "solutions" / "s01" / "ex1.patch")
+
+
+@pytest.mark.parametrize("patch", [pytest.param(p, id=p.relative_to(ROOT).as_posix())
+                                   for p in patches()[:1] + patches()[-1:]])
+def test_a_copy_reads_the_courses_root_env(patch):
+    """A starter or a solution reads the same .env as the chapters, at the course's
+    root (its banner says so), not one in exercises/; its patch does not hold that
+    line, so --save gives back the same patch."""
+    text = build(patch)
+    line = next(ln.strip() for ln in text.split("\n") if ln.strip().startswith("env_file ="))
+    where = eval(line.split("=", 1)[1].split("#")[0],  # noqa: S307  (our own line)
+                 {"Path": Path, "__file__": str(patch.with_suffix(".py"))})
+    assert where == ROOT / ".env", where
+    assert unlocated(text) == apply_patch(chapter_text(chapter_of(patch)),
+                                          patch.read_text(encoding="utf-8"))

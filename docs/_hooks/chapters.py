@@ -5,12 +5,11 @@ The reading site has one page per chapter, and that page *is* the chapter's READ
 mkdocs.yml, does everything that has to be computed when the site is built, so that
 nothing on a page is typed by hand:
 
-- on_config: starts each chapter's offline demo in the background (they run in
-  parallel while the rest is built; transcripts.py caches them by content), checks
-  that every README's generated code blocks are current
-  (code_regions.py; a stale one fails the strict build), and builds the navigation
+- on_config: checks that every README's generated parts are current (code_regions.py
+  writes them: code, runs, what changed, the transcript, the reading time, the
+  benchmark results; a stale one fails the strict build), and builds the navigation
   from the chapters (a directory `sNN_name/` holding both code.py and README.md),
-  then the exercises and benchmarks pages.
+  then the exercises, benchmarks and contributors pages.
 - on_files: adds each chapter's README.md and code.py to the site as if they were in
   docs/, at `sNN_name/README.md` (served as `sNN_name/`) and `sNN_name/code.py`, so
   the README's own relative links work on GitHub and on the site alike; the same for
@@ -18,12 +17,12 @@ nothing on a page is typed by hand:
 - on_page_markdown: turns plain Markdown into Material's widgets (tabs, admonitions:
   see as_tabs and as_admonitions), and replaces the generated regions of a page:
       <!-- chapters --> ... <!-- /chapters -->      (home page) the chapter table
-      <!-- benchmarks --> ... <!-- /benchmarks -->  (benchmarks page) what each measures
-      <!-- diff --> ... <!-- /diff -->              what changed since sNN-1, by section
-      <!-- transcript --> ... <!-- /transcript -->  a real run of the offline demo
+      <!-- diff --> ... <!-- /diff -->              what changed, with the whole diff
+      <!-- transcript --> ... <!-- /transcript -->  the README's transcript, styled
       <!-- whole-file --> ... <!-- /whole-file -->  the whole code.py, collapsed
-  Whatever sits between the two markers is what GitHub readers see instead. A chapter
-  README that lacks a region gets the generated section appended, with a notice.
+  The README holds GitHub's version of each (code_regions.py writes the first two;
+  the last is a link to code.py). A chapter README that lacks a region gets the
+  generated section appended, with a notice.
 - on_page_content: keeps the whole file, the diffs, the solutions and the transcripts
   out of search.
 - on_serve: `mkdocs serve` also rebuilds when a chapter or the offline demo changes.
@@ -146,19 +145,17 @@ BASH_SAFETY_LINES = 975    # bash_safety.py at most (963 when it left code.py;
 
 
 def diff_summary(prev: str, chapter: str, diff: str, root: Path = ROOT) -> str:
-    """One generated line: the tools and the lines added and removed, and the budget."""
+    """One generated line for learners: the lines added and removed, the tools added."""
     old_tools = tool_names(root / prev / "code.py")
     new_tools = tool_names(root / chapter / "code.py")
     added = [t for t in new_tools if t not in old_tools]
     removed = [t for t in old_tools if t not in new_tools]
     plus = sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
     minus = sum(1 for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---"))
-    budget = LINES_ADDED_AT_MOST.get(chapter[:3])
     return (f"**Lines:** {plus} added, {minus} removed "
             f"({prev}/code.py has {len(_lines(root / prev / 'code.py'))}, "
-            f"{chapter}/code.py has {len(_lines(root / chapter / 'code.py'))})"
-            + (f"; the budget is at most {budget} added" if budget else "")
-            + f". **Tools added:** {code_list(added)}"
+            f"{chapter}/code.py has {len(_lines(root / chapter / 'code.py'))})."
+            + f" **Tools added:** {code_list(added)}"
             + (f"; **removed:** {code_list(removed)}" if removed else "") + ".")
 
 
@@ -166,32 +163,38 @@ def _lines(path: Path) -> list[str]:
     return path.read_text(encoding="utf-8").splitlines()
 
 
-def diff_section(chapter: str, root: Path = ROOT) -> str:
-    """The markdown that replaces the README's <!-- diff --> region."""
+def diff_section(chapter: str, root: Path = ROOT, plain: bool = False) -> str:
+    """The <!-- diff --> region: plain Markdown for the README (code_regions.py
+    writes it), or the site's version with the whole diff (the hook puts it there)."""
     prev = previous_chapter(chapter, root)
     if prev is None:
-        return ("This is the first chapter, so there is no previous chapter to compare "
-                "with: every line of `code.py` is new. From the next chapter on, this "
-                "section shows what changed against the chapter before, section by "
-                "section, generated when the site is built.")
+        return ("This is the first chapter, so there is no chapter before it to "
+                "compare with: every line of `code.py` is new. From the next chapter "
+                "on, this section shows what changed against the chapter before, "
+                "section by section.")
     diff = chapter_diff(prev, chapter, root)
     if not diff:
         return f"`{chapter}/code.py` is identical to `{prev}/code.py`."
-    return what_changed.what_changed(prev, chapter, root, diff_summary(prev, chapter, diff, root))
+    return what_changed.what_changed(prev, chapter, root,
+                                     diff_summary(prev, chapter, diff, root), plain)
 
 
-def transcript_section(chapter: str) -> str:
-    """The markdown that replaces the README's <!-- transcript --> region."""
+TRANSCRIPT_BLOCK = re.compile(r"^(?P<fence>`{3,})text\n(?P<text>.*?)\n(?P=fence)$", re.S | re.M)
+
+
+def transcript_section(chapter: str, readme: str) -> str:
+    """The README's <!-- transcript --> region (written by code_regions.py from a
+    real run), its text block shown styled, as a terminal shows it."""
+    m = re.search(REGION.format(name="transcript"), readme, re.S)
+    block = TRANSCRIPT_BLOCK.search(m["inside"]) if m else None
+    if block is None:
+        log.warning("chapters hook: %s/README.md has no transcript; run "
+                    "python docs/_hooks/code_regions.py", chapter)
+        return m["inside"] if m else ""
     command = f"python {chapter}/code.py --offline"
-    try:
-        output = transcripts.start_demo(chapter).result(timeout=transcripts.DEMO_TIMEOUT + 10)
-    except Exception as e:
-        transcripts.forget_demo(chapter)  # try again on the next build
-        log.warning("chapters hook: the offline demo of %s failed: %s", chapter, e)
-        return f'!!! failure "The offline demo failed when this page was built"\n\n    {e}'
-    return (f"This is what `{command}` printed when this page was built (the scratch "
-            f"workspace's random name and test timings are normalised):\n\n"
-            f"{transcripts.transcript_html(command, output)}\n")
+    styled = transcripts.transcript_html(command, block["text"] + "\n")
+    inside = m["inside"]
+    return (inside[:block.start()] + styled + "\n" + inside[block.end():]).strip("\n")
 
 
 def whole_file_section(chapter: str, root: Path = ROOT) -> str:
@@ -281,18 +284,14 @@ def make_exercise_files() -> None:
 # Pages besides the chapters: (navigation title, page, source file in the repository).
 EXTRA_PAGES = [("Exercises", "exercises/README.md", "exercises/README.md"),
                ("Benchmarks", "benchmarks/README.md", "benchmarks/README.md"),
-               ("Fidelity", "tests/fidelity/README.md", "tests/fidelity/README.md")]
+               ("Fidelity", "tests/fidelity/README.md", "tests/fidelity/README.md"),
+               ("Contributors", "CONTRIBUTING.md", "CONTRIBUTING.md")]
 
 
-def benchmarks_list(root: Path = ROOT) -> str:
-    """Each benchmark script and what its docstring says it measures (no code)."""
-    parts = []
-    for path in sorted((root / "benchmarks").glob("*.py")):
-        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-        first, _, rest = doc.partition("\n")
-        parts.append(f"### {path.name}\n\n{first.strip()}\n\n"
-                     f"```text\n{rest.strip()}\n```")
-    return "\n\n".join(parts)
+def exercise_pages(root: Path = ROOT) -> list[str]:
+    """Each chapter's exercises page (with the solutions the chapter page links)."""
+    return [f"exercises/{c[:3]}/README.md" for c in chapters(root)
+            if (root / "exercises" / c[:3] / "README.md").is_file()]
 
 
 def fidelity_figures(root: Path = ROOT) -> str:
@@ -305,25 +304,28 @@ def fidelity_figures(root: Path = ROOT) -> str:
 
 
 def on_config(config, **kwargs):
-    for chapter in chapters():  # the demos run while the READMEs are checked
-        transcripts.start_demo(chapter)
     make_exercise_files()
     for problem in code_regions.stale():
         log.warning("chapters hook: %s", problem)
     config.nav = ([{"Home": "index.md"}]
                   + [{readme_title(chapter): f"{chapter}/README.md"} for chapter in chapters()]
-                  + [{title: page} for title, page, _ in EXTRA_PAGES])
+                  + [{"Exercises": ["exercises/README.md"]
+                      + [{f"{page.split('/')[1]} exercises": page}
+                         for page in exercise_pages()]}]
+                  + [{title: page} for title, page, _ in EXTRA_PAGES[1:]])
     return config
 
 
 def on_files(files, config, **kwargs):
-    for chapter in chapters():
-        for name in ("README.md", "code.py"):
-            files.append(File.generated(config, f"{chapter}/{name}",
-                                        abs_src_path=str(ROOT / chapter / name)))
+    for chapter in chapters():  # the README, code.py, and a module beside it if any
+        for path in [ROOT / chapter / "README.md", *sorted((ROOT / chapter).glob("*.py"))]:
+            files.append(File.generated(config, f"{chapter}/{path.name}",
+                                        abs_src_path=str(path)))
     for _, page, source in EXTRA_PAGES:
         if source:
             files.append(File.generated(config, page, abs_src_path=str(ROOT / source)))
+    for page in exercise_pages():
+        files.append(File.generated(config, page, abs_src_path=str(ROOT / page)))
     return files
 
 
@@ -332,8 +334,6 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
     src = page.file.src_uri
     if src == "index.md":
         return replace_region(markdown, "chapters", chapters_table())[0]
-    if src == "benchmarks/README.md":
-        return replace_region(markdown, "benchmarks", benchmarks_list())[0]
     if src == "tests/fidelity/README.md":  # the figures of the suite's last run
         return replace_region(markdown, "fidelity", fidelity_figures())[0]
     chapter = src.split("/")[0]
@@ -341,7 +341,8 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
         return markdown
     prev = previous_chapter(chapter)
     generated = [("diff", f"What changed since {prev or 'the start'}", diff_section(chapter)),
-                 ("transcript", "Transcript of the offline demo", transcript_section(chapter)),
+                 ("transcript", "Transcript of the offline demo",
+                  transcript_section(chapter, markdown)),
                  ("whole-file", "The whole file", whole_file_section(chapter))]
     for name, heading, content in generated:
         markdown, found = replace_region(markdown, name, content)

@@ -58,6 +58,7 @@ import functools
 import hashlib
 import importlib.util
 import io
+import math
 import os
 import re
 import sys
@@ -65,6 +66,18 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+HOOKS = Path(__file__).resolve().parent
+
+
+def hook_module(name: str):
+    """A module beside this one (docs/_hooks/NAME.py), loaded by its path: mkdocs
+    puts this folder on sys.path only while it loads the hook."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HOOKS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
 REGION = re.compile(r"(?P<open>^(?P<indent>[ \t]*)<!-- code (?P<file>[^:\n]+): "
                     r"(?P<items>[^\n]*?) -->\n)(?P<body>.*?)(?P<close>^[ \t]*<!-- /code -->)",
                     re.S | re.M)
@@ -169,32 +182,160 @@ def ranges(numbers: list[int]) -> str:
     return " ".join(out)
 
 
-def highlighted(file: str, items: list[str], texts: list[str]) -> list[int]:
-    """The block's lines new or changed since the previous chapter (none for s01)."""
+def highlighted(file: str, items: list[str], texts: list[str]) -> list[list[int]]:
+    """For each item, its lines new or changed since the previous chapter (none for
+    s01, and none for a file that has no previous chapter)."""
     prev = previous_file(file)
     if prev is None:
-        return []
-    old_source, marked, offset = source_of(prev), [], 0
+        return [[] for _ in texts]
+    old_source, marked = source_of(prev), []
     for item, text in zip(items, texts):
         try:  # the same function, class or section in the previous chapter
-            lines = new_lines(item_text(old_source, item, prev), text)
+            marked.append(new_lines(item_text(old_source, item, prev), text))
         except RegionError:  # none: what was moved here from elsewhere is not new
-            lines = new_lines(old_source, text, least=3)
-        marked += [offset + n for n in lines]
-        offset += text.count("\n") + 3  # the two blank lines between items
+            marked.append(new_lines(old_source, text, least=3))
     return marked
 
 
+EXCERPT = re.compile(r"^(?P<item>.*?)\s*\[(?P<keys>[^\]]*)\]$")
+ELIDED = "# ..."  # stands for lines an excerpt leaves out (tests/test_docs.py knows it)
+
+
+def header_end(lines: list[str]) -> int:
+    """How many lines the item's head takes: a banner, a comment line before it,
+    or a def/class signature up to the line that ends with its colon."""
+    if lines[0].startswith("# === "):  # a banner, and the comment lines under it
+        return next((i for i, ln in enumerate(lines) if not ln.startswith("#")),
+                    len(lines))
+    if lines[0].lstrip().startswith(("def ", "class ", "async def ", "@")):
+        for i, line in enumerate(lines):
+            if re.search(r"\)\s*(->\s*[^:]+)?:\s*(#.*)?$|^\s*class \w+.*:$", line) and \
+                    not line.lstrip().startswith("@"):
+                return i + 1
+    return 1
+
+
+def signature_lines(lines: list[str], i: int) -> list[int]:
+    """Line i, a def or class, with the lines its signature continues on, and the
+    first line of its docstring."""
+    end = i + header_end(lines[i:])
+    shown = list(range(i, end))
+    if end < len(lines) and lines[end].strip().startswith(('"""', "r\"\"\"")):
+        shown.append(end)
+    return shown
+
+
+def outline(lines: list[str]) -> list[int]:
+    """The lines that say what a section holds: its banner, each def and class
+    signature (with its docstring's first line, methods too) and the first line of
+    each top-level assignment."""
+    shown = list(range(header_end(lines)))
+    for i, line in enumerate(lines):
+        if re.match(r"^( {4})?(async def|def|class) ", line):
+            shown += signature_lines(lines, i)
+        elif re.match(r"^[A-Z_][A-Z0-9_]* *(: [^=]+)?= ", line):
+            shown.append(i)
+    return shown
+
+
+def changed(lines: list[str], new: set[int]) -> list[int]:
+    """The lines new since the previous chapter, each with the signature of the def
+    it is in."""
+    shown = list(range(header_end(lines)))
+    for i in sorted(new):
+        if not lines[i].strip():
+            continue
+        shown.append(i)
+        owner = next((j for j in range(i, -1, -1)
+                      if re.match(r"^\s*(async def|def|class) ", lines[j])), None)
+        if owner is not None:
+            shown += range(owner, owner + header_end(lines[owner:]))
+    return shown
+
+
+def excerpt(text: str, keys: str, item: str,
+            new: set[int] = frozenset()) -> tuple[list[int], list[str]]:
+    """The lines of an item that carry its idea: its head (banner or signature), then
+    for each key the first line after the last one shown that contains it (`key+N`:
+    and N lines more). Two keys stand for many lines: `outline` (the signatures and
+    constants) and `changed` (the lines new since the chapter before). Skipped lines
+    become one `# ...` line, indented as the next line shown. Returns (the 0-based
+    item lines shown, or -1 for a `# ...` line; the lines)."""
+    lines = text.split("\n")
+    shown = list(range(header_end(lines)))
+    for key in (k.strip() for k in keys.split(",") if k.strip()):
+        if key in ("outline", "changed"):
+            shown += outline(lines) if key == "outline" else changed(lines, new)
+            continue
+        m = re.match(r"^(.*?)\+(\d+)$", key)
+        needle, more = (m[1], int(m[2])) if m else (key, 0)
+        start = max(shown) + 1
+        found = next((i for i in range(start, len(lines)) if needle in lines[i]), None)
+        if found is None:
+            found = next((i for i in range(len(lines)) if needle in lines[i]), None)
+        if found is None:
+            raise RegionError(f"{item}: no line contains {needle!r}")
+        shown += list(range(found, min(found + more + 1, len(lines))))
+    shown = sorted(set(shown))
+    out_index, out = [], []
+    for n, i in enumerate(shown):
+        gap = lines[shown[n - 1] + 1:i] if n else []
+        if gap and all(not ln.strip() for ln in gap):
+            out_index += [-2] * len(gap)  # blank lines between two shown: kept
+            out += [""] * len(gap)
+        elif gap:
+            out_index.append(-1)
+            out.append(re.match(r"\s*", lines[i])[0] + ELIDED)
+        out_index.append(i)
+        out.append(lines[i])
+    rest = [ln for ln in lines[shown[-1] + 1:] if ln.strip()]
+    if rest:
+        out_index.append(-1)
+        out.append(re.match(r"\s*", rest[0])[0] + ELIDED)
+    return out_index, out
+
+
+def item_line(source: str, text: str) -> tuple[int, int]:
+    """(first, last) 1-based line of an item's text in its file."""
+    start = source.index(text)
+    first = source.count("\n", 0, start) + 1
+    return first, first + text.count("\n")
+
+
 def block(file: str, items: str, indent: str = "") -> str:
-    """The fenced code block of a region, indented as its markers are."""
+    """The fenced code block of a region, indented as its markers are; a chapter's
+    code.py gets a link to where the items stand in the whole file."""
     file, names = file.strip(), [item.strip() for item in items.split(";")]
     source = source_of(file)
-    texts = [item_text(source, item, file) for item in names]
-    code = "\n\n\n".join(texts)
+    parts, marked, links, offset, whole_new = [], [], [], 0, []
+    specs = [EXCERPT.match(n) for n in names]
+    plain = [m["item"] if m else n for m, n in zip(specs, names)]
+    texts = [item_text(source, item, file) for item in plain]
+    for spec, name, text, new in zip(specs, plain, texts, highlighted(file, plain, texts)):
+        new = {n - 1 for n in new}  # 0-based, as the item's lines
+        index, lines = (excerpt(text, spec["keys"], name, new) if spec
+                        else (list(range(text.count("\n") + 1)), text.split("\n")))
+        code_lines = [n for n, i in enumerate(index) if i >= 0 and lines[n].strip()]
+        hl = [n for n, i in enumerate(index) if i in new]
+        whole_new.append(bool(code_lines) and len(hl) >= len(code_lines))
+        if not whole_new[-1]:  # never a whole block: the title says "new" instead
+            marked += [offset + n + 1 for n in hl]
+        parts.append("\n".join(lines))
+        offset += len(lines) + 2  # the blank lines between items
+        if text in source:
+            links.append((name, *item_line(source, text)))
+    code = "\n\n\n".join(parts)
     fence = "````" if "```" in code else "```"
-    marked = ranges(highlighted(file, names, texts))
-    hl = f' hl_lines="{marked}"' if marked else ""
-    text = f'{fence}python title="{file}: {items.strip()}"{hl}\n{code}\n{fence}\n'
+    hl = f' hl_lines="{ranges(marked)}"' if marked else ""
+    notes = (["excerpt"] if any(specs) else []) + (
+        [f"new in {file[:3]}"] if previous_file(file) and all(whole_new) else [])
+    title = "; ".join(plain) + (f" ({', '.join(notes)})" if notes else "")
+    text = f'{fence}python title="{file}: {title}"{hl}\n{code}\n{fence}\n'
+    if chapter_file := re.match(r"^s\d\d_[a-z0-9_]+/(?P<name>[a-z0-9_]+\.py)$", file):
+        name = chapter_file["name"]  # a file beside the README: code.py, bash_safety.py
+        where = ", ".join((f"{item}, " if len(links) > 1 else "")
+                          + f"[lines {a}-{b}]({name}#L{a}-L{b})" for item, a, b in links)
+        text += f"\n<sub>All of it in {name}: {where}.</sub>\n"
     return "".join(indent + line if line.strip() else line
                    for line in text.splitlines(keepends=True))
 
@@ -298,34 +439,153 @@ def included(file: str, readme: Path) -> str:
     if INCLUDE_FROM not in text:
         raise RegionError(f"{file} has no line {INCLUDE_FROM!r}")
     text = text.split(INCLUDE_FROM, 1)[1].strip("\n") + "\n"
-    return rebase_links(text, path.parent, readme.parent)
+    return rebase_links(without_solutions(text, path.name), path.parent, readme.parent)
+
+
+def without_solutions(text: str, page: str) -> str:
+    """The exercises with each folded solution replaced by a link to it on their own
+    page: the chapter poses the exercises, and stays a guide rather than code."""
+    SLUG = hook_module("what_changed").SLUG
+    out, heading, skipping = [], "", False
+    for line in text.split("\n"):
+        if line.startswith("### "):
+            heading = line[4:].strip()
+        if line.startswith('<details class="success"'):
+            skipping = True
+            anchor = SLUG(re.sub(r"[`*]", "", heading), "-")
+            out.append(f"The solution, folded, is on [the exercises page]({page}#{anchor}).")
+        elif skipping and line.startswith("</details>"):
+            skipping = False
+        elif not skipping:
+            out.append(line)
+    return "\n".join(out)
+
+
+# --- a chapter's generated sections: what changed, the transcript, the reading time --
+
+def named_region(name: str) -> re.Pattern:
+    return re.compile(rf"(?P<open>^<!-- {name} -->\n)(?P<body>.*?)(?P<close>^<!-- /{name} -->)",
+                      re.S | re.M)
+
+
+DIFF, TRANSCRIPT, READING = (named_region(n) for n in ("diff", "transcript", "reading-time"))
+BENCHMARKS = named_region("benchmarks")
+WORDS_A_MINUTE, LINES_A_MINUTE = 200, 10  # prose, and code or output (read slower)
+
+
+def chapter_of(path: Path | None) -> str | None:
+    if path is not None and path.name == "README.md" and re.match(r"^s\d\d_", path.parent.name):
+        return path.parent.name
+    return None
+
+
+def diff_region(chapter: str) -> str:
+    """What changed since the chapter before: a table for learners, each changed
+    section's diff folded (docs/_hooks/what_changed.py)."""
+    chapters = hook_module("chapters")  # the docs hook; it imports this module
+    return chapters.diff_section(chapter, plain=True) + "\n"
+
+
+def transcript_region(chapter: str) -> str:
+    """The offline demo as a learner ran it (docs/_hooks/transcripts.py), in a block."""
+    transcripts = hook_module("transcripts")
+    text = transcripts.start_demo(chapter).result(timeout=transcripts.DEMO_TIMEOUT + 60)
+    answers = transcripts.ANSWERS.get(chapter)
+    typed = ""
+    if answers:
+        said = [f"`{a}`" for _, a in answers]
+        typed = (f" in a terminal, where a learner answered its questions with "
+                 f"{', '.join(said[:-1])} and {said[-1]}")
+    fence = "````" if "```" in text else "```"
+    return (f"What `python {chapter}/code.py --offline` printed{typed} (the scratch "
+            f"folder's random name and the test timings are normalised):\n\n"
+            f"{fence}text\n{text.rstrip()}\n{fence}\n")
+
+
+def measure(markdown: str) -> tuple[int, int, int]:
+    """(lines, lines inside fenced blocks, words outside them) of a README."""
+    lines, fenced, words, fence = markdown.splitlines(), 0, 0, None
+    for line in lines:
+        m = re.match(r"^\s*(`{3,}|~{3,})", line)
+        if fence is None and m:
+            fence = m[1]
+            fenced += 1
+        elif fence is not None:
+            fenced += 1
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = None
+        else:
+            words += len(re.sub(r"^#+ |<[^>]+>|\]\([^)]*\)", " ", line).split())
+    return len(lines), fenced, words
+
+
+def reading_minutes(markdown: str) -> tuple[int, int, int]:
+    """(minutes, words, code lines) to read a chapter: its prose at WORDS_A_MINUTE,
+    its code and output at LINES_A_MINUTE; the exercises and this line not counted."""
+    text = READING.sub("", INCLUDE.sub("", markdown))
+    text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    _, code, words = measure(text)
+    return math.ceil(words / WORDS_A_MINUTE + code / LINES_A_MINUTE), words, code
+
+
+def reading_region(markdown: str) -> str:
+    minutes, words, code = reading_minutes(markdown)
+    return (f"*About {minutes} minutes to read: {words:,} words at {WORDS_A_MINUTE} a "
+            f"minute, and {code} lines of code and output at {LINES_A_MINUTE} a minute "
+            f"(the exercises not counted).*\n")
 
 
 def fill(markdown: str, path: Path | None = None) -> str:
     """The markdown with every region written from its file: exercises first (they
-    hold code regions), then code, then runs."""
+    hold code regions), then code, then runs; in a chapter README then what changed
+    and the transcript, and last the reading time (it counts the rest)."""
     if path is not None:
         markdown = INCLUDE.sub(lambda m: m["open"] + included(m["file"], path)
                                + m["close"], markdown)
     markdown = REGION.sub(lambda m: m["open"] + block(m["file"], m["items"], m["indent"])
                           + m["close"], markdown)
-    return RUN.sub(lambda m: m["open"] + run_block(m["file"].strip(), m["body"])
-                   + m["close"], markdown)
+    markdown = RUN.sub(lambda m: m["open"] + run_block(m["file"].strip(), m["body"])
+                       + m["close"], markdown)
+    if path is not None and path.resolve() == (ROOT / "benchmarks" / "README.md"):
+        markdown = BENCHMARKS.sub(lambda m: m["open"] + hook_module("benchmarks_page").results()
+                                  + m["close"], markdown)
+    chapter = chapter_of(path)
+    if chapter:
+        markdown = DIFF.sub(lambda m: m["open"] + diff_region(chapter) + m["close"],
+                            markdown)
+        markdown = TRANSCRIPT.sub(lambda m: m["open"] + transcript_region(chapter)
+                                  + m["close"], markdown)
+        markdown = READING.sub(lambda m: m["open"] + reading_region(markdown)
+                               + m["close"], markdown)
+    return markdown
+
+
+def comparable(text: str) -> str:
+    """What the stale check compares: the text with run-to-run timings masked."""
+    return hook_module("transcripts").comparable(text)
 
 
 def readmes() -> list[Path]:
     """Exercises first: a chapter README copies its exercises file, filled."""
     return [*sorted(ROOT.glob("exercises/*/README.md")), ROOT / "exercises" / "README.md",
-            *sorted(ROOT.glob("s[0-9][0-9]_*/README.md"))]
+            ROOT / "benchmarks" / "README.md", *sorted(ROOT.glob("s[0-9][0-9]_*/README.md"))]
+
+
+def start_demos() -> None:
+    """Run the chapters' demos side by side (each is cached): the transcripts."""
+    for path in ROOT.glob("s[0-9][0-9]_*/README.md"):
+        if TRANSCRIPT.search(path.read_text(encoding="utf-8")):
+            hook_module("transcripts").start_demo(path.parent.name)
 
 
 def stale(paths=None) -> list[str]:
     """What is wrong: a stale README, or a region that names nothing."""
+    start_demos()
     problems = []
     for path in paths or readmes():
         text = path.read_text(encoding="utf-8")
         try:
-            if fill(text, path) != text:
+            if comparable(fill(text, path)) != comparable(text):
                 problems.append(f"{path.relative_to(ROOT)}: its code blocks are stale; run "
                                 "python docs/_hooks/code_regions.py")
         except RegionError as e:
@@ -339,6 +599,7 @@ def main(argv: list[str]) -> int:
         print("\n".join(problems) or "every code block is up to date")
         return 1 if problems else 0
     status = 0
+    start_demos()
     for path in readmes():
         text = path.read_text(encoding="utf-8")
         try:
@@ -347,7 +608,7 @@ def main(argv: list[str]) -> int:
             print(f"{path.relative_to(ROOT)}: {e}")
             status = 1
             continue
-        if new != text:
+        if comparable(new) != comparable(text):
             path.write_text(new, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
     return status

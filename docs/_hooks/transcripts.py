@@ -1,10 +1,14 @@
-"""The offline demo of each chapter, really run, shown as a styled transcript.
+"""The offline demo of each chapter, really run, shown as a transcript.
 
-The docs hook runs `python sNN/code.py --offline` as a learner would (all chapters at
-once, while mkdocs reads the pages) and puts what it printed on the chapter page.
+`python docs/_hooks/code_regions.py` runs `python sNN/code.py --offline` as a learner
+would and writes what it printed into the chapter README (the <!-- transcript -->
+region, a ```text block GitHub shows); the site shows the same text, styled. A
+chapter whose demo asks questions (ANSWERS) runs in a pseudo-terminal
+(offline/terminal.py), and the recorded learner types the answers listed there: the
+transcript shows the questions and the answers as they appeared on the screen.
 A transcript is cached by what it depends on (the chapter's code.py, the offline
-package, the Python version) in .cache/docs/transcripts/, which git ignores: a
-rebuild with nothing changed runs no demo.
+package, the answers, the Python version) in .cache/docs/transcripts/, which git
+ignores: a rerun with nothing changed runs no demo.
 
 Each line gets a class from STYLES, the first pattern that matches, and
 docs/css/extra.css gives each class its look, light and dark. The demo's lines
@@ -24,6 +28,19 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from offline.terminal import DANGEROUS, PERMISSION, PLAN, play  # noqa: E402
+
+# What the recorded learner types, question by question, in the chapters that ask.
+# s03: "always" for the report; "no" to removing build/, so the model empties it
+# instead, and that dangerous command asks again; "yes" to it. s05: "always" for the
+# report; feedback on the first plan; "yes" to the plan that comes back.
+ANSWERS = {
+    "s03_permissions": [(PERMISSION, "a"), (PERMISSION, "n"), (DANGEROUS, "y")],
+    "s05_deferred_tools": [(PERMISSION, "a"), (PLAN, "also say how many are left"),
+                           (PLAN, "y")],
+}
+TIMING = re.compile(r"\b\d+\.\d+ s\b")  # s06's batch timings: they vary run to run
 CACHE = ROOT / ".cache" / "docs" / "transcripts"
 DEMO_TIMEOUT = 180                           # seconds one offline demo may take
 WORKSPACE_PLACEHOLDER = "xxxxxxxx"            # stands for mkdtemp's random suffix
@@ -38,7 +55,7 @@ STYLES = [
     (r"^> \w+\(", "call"),                          # a tool_use, as the model asked
     (r"^\s*\[allow\]", "allow"),                    # the permission decision ...
     (r"^\s*\[deny\]", "deny"),
-    (r"^\s*\[ask\]|^\s*\? Allow ", "ask"),
+    (r"^\s*\[ask\]|^\s*\? Allow |\[y\]es / \[n\]o|^Approve this plan\?", "ask"),
     (r"^\s*~ |^\s*\[?hook|^hooks: ", "hook"),     # a hook ran, and what it said
     (r"^\s*batch \d|^\s*\[reply complete", "batch"),  # s06: calls started together
     (r"^! ", "error"),                              # an is_error tool_result
@@ -100,12 +117,38 @@ def normalise_transcript(text: str, tmp: str) -> str:
         text = text.replace(prefix.rstrip("/") + "/", "/tmp/")
     text = re.sub(r"(/tmp/s\d\d-demo-)[A-Za-z0-9_]+", rf"\g<1>{WORKSPACE_PLACEHOLDER}", text)
     text = re.sub(r"\b(Ran \d+ tests? in )\d+\.\d+s", r"\g<1>0.001s", text)
-    return text.rstrip() + "\n"
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text).replace("\r", "")
+    return "\n".join(line.rstrip() for line in text.rstrip().split("\n")) + "\n"
+
+
+CLOCK = re.compile(r'"time": "\d\d:\d\d:\d\d"')  # s04's audit hook logs the time
+
+
+def comparable(text: str) -> str:
+    """A transcript as two runs of it agree: timings and clock times masked, and
+    the lines of subagents that ran side by side (s06) grouped by subagent, each
+    one's lines in their order (threads interleave them differently each run)."""
+    out, run = [], []
+    for line in CLOCK.sub('"time": "hh:mm:ss"', TIMING.sub("#.## s", text)).split("\n"):
+        if SUBAGENT.match(line):
+            run.append(line)
+            continue
+        out += sorted(run, key=lambda ln: SUBAGENT.match(ln)[0])
+        run = []
+        out.append(line)
+    return "\n".join(out + sorted(run, key=lambda ln: SUBAGENT.match(ln)[0]))
 
 
 def run_demo(chapter: str, root: Path = ROOT) -> str:
     """Run `python sNN/code.py --offline` as a learner would; return what it printed."""
     with tempfile.TemporaryDirectory(prefix="docs-demo-") as tmp:
+        argv = [sys.executable, str(root / chapter / "code.py"), "--offline"]
+        if chapter in ANSWERS:
+            status, screen = play(argv, Path(tmp), demo_environment(tmp), ANSWERS[chapter],
+                                  timeout=DEMO_TIMEOUT)
+            if status != 0:
+                raise RuntimeError(f"exit status {status}\n{screen[-2000:]}")
+            return normalise_transcript(screen, tmp)
         proc = subprocess.run(
             [sys.executable, str(root / chapter / "code.py"), "--offline"],
             cwd=tmp, env=demo_environment(tmp), stdin=subprocess.DEVNULL,
@@ -120,7 +163,7 @@ def run_demo(chapter: str, root: Path = ROOT) -> str:
 def demo_fingerprint(chapter: str, root: Path = ROOT) -> str:
     """What the transcript depends on: the chapter's code, the offline package and
     the Python that runs them."""
-    h = hashlib.sha256(sys.version.encode())
+    h = hashlib.sha256((sys.version + repr(ANSWERS.get(chapter))).encode())
     for path in [root / chapter / "code.py", *sorted((root / "offline").rglob("*"))]:
         if path.is_file() and "__pycache__" not in path.parts:
             h.update(path.relative_to(root).as_posix().encode() + path.read_bytes())

@@ -125,7 +125,7 @@ def link_for(key: str, text: str, places: dict) -> str:
         if name in places:
             heading, anchor = places[name]
             return f"[{heading}](#{anchor})"
-    return "not shown on this page"
+    return ""
 
 
 def fenced_diff(lines: list[str], indent: str = "    ") -> str:
@@ -134,8 +134,9 @@ def fenced_diff(lines: list[str], indent: str = "    ") -> str:
     return "\n".join(indent + ln if ln else "" for ln in body)
 
 
-def what_changed(prev: str, chapter: str, root: Path, summary: str) -> str:
-    """The markdown of the README's <!-- diff --> region."""
+def changes(prev: str, chapter: str, root: Path) -> tuple[list[dict], int]:
+    """Each section that is new, changed, moved or removed, in that order:
+    {status, key, lines, link, diff}; and how many sections are unchanged."""
     a = (root / prev / "code.py").read_text(encoding="utf-8")
     b = (root / chapter / "code.py").read_text(encoding="utf-8")
     old, new = sections(a), sections(b)
@@ -146,46 +147,74 @@ def what_changed(prev: str, chapter: str, root: Path, summary: str) -> str:
     in_place: set[str] = set()
     for block in difflib.SequenceMatcher(None, common_old, common_new).get_matching_blocks():
         in_place |= set(common_new[block.b:block.b + block.size])
+
     def status_of(key: str) -> str:
         if key not in old:
-            return "added"
+            return "new"
         if old[key][1] != new[key][1]:
-            return "changed" if key in in_place else "changed, moved"
+            return "changed" if key in in_place else "changed and moved"
         return "moved" if key not in in_place else "unchanged"
 
-    rows, diffs, unchanged = [], [], 0
-    order = {"added": 0, "changed": 1, "changed, moved": 1, "moved": 2, "unchanged": 3}
+    rows, unchanged = [], 0
+    order = {"new": 0, "changed": 1, "changed and moved": 1, "moved": 2, "unchanged": 3}
     for key, (start, text) in sorted(new.items(), key=lambda kv: order[status_of(kv[0])]):
-        if key not in old:
-            status, diff = "added", None
-            size = f"+{text.count(chr(10)) + 1}"
-        elif old[key][1] != text:
-            diff = section_diff(old[key], (start, text))
-            status = "changed" + ("" if key in in_place else ", moved")
-            size = "+{} −{}".format(*counts(diff))
-        elif key not in in_place:
-            status, diff, size = "moved", None, ""
-        else:
+        status, diff = status_of(key), None
+        if status == "unchanged":
             unchanged += 1
             continue
-        name = f"`{key}`" if key != PREAMBLE else PREAMBLE
-        rows.append(f"| {status} | {name} | {size} | {link_for(key, text, places)} |")
-        if diff:
-            fold = "???+" if len(diff) <= OPEN_UP_TO else "???"
-            diffs.append(f'{fold} abstract "{status.capitalize()}: {key} ({size})"\n\n'
-                         f"{fenced_diff(diff)}\n")
-    rows += [f"| removed | `{key}` | −{text.count(chr(10)) + 1} | |"
-             for key, (_, text) in old.items() if key not in new]
+        if status == "new":
+            size = f"{text.count(chr(10)) + 1} lines"
+        elif status.startswith("changed"):
+            diff = section_diff(old[key], (start, text))
+            size = "+{} −{} lines".format(*counts(diff))
+        else:
+            size = ""
+        rows.append({"status": status, "key": key, "size": size, "diff": diff,
+                     "link": link_for(key, text, places)})
+    rows += [{"status": "removed", "key": key, "size": f"{text.count(chr(10)) + 1} lines",
+              "diff": None, "link": ""} for key, (_, text) in old.items() if key not in new]
+    return rows, unchanged
+
+
+def table(rows: list[dict]) -> str:
+    """Two columns, so that it fits a phone: the section, and what happened to it."""
+    out = ["| section of code.py | what happened |", "|---|---|"]
+    for r in rows:
+        name = r["key"] if r["key"] == PREAMBLE else r["key"].split(" · ", 1)[1]
+        origin = "" if r["key"] == PREAMBLE else f" (from {r['key'][:3]})"
+        what = ", ".join(x for x in (r["status"], r["size"]) if x)
+        if r["link"]:
+            what += f"; explained in {r['link']}"
+        out.append(f"| {name.replace('|', '&#124;')}{origin} | {what} |")
+    return "\n".join(out)
+
+
+def what_changed(prev: str, chapter: str, root: Path, summary: str,
+                 plain: bool = False) -> str:
+    """The markdown of the <!-- diff --> region: plain Markdown for the README (the
+    table, and the command that shows the diff), or the site's version (the table,
+    each changed section's diff in Material's folds, and the whole diff last)."""
+    rows, unchanged = changes(prev, chapter, root)
+    intro = (f"Each section of `code.py` starts at a banner such as `# === s01 · the "
+             f"agent loop ===`, which names the chapter that wrote it. Against "
+             f"[{prev}](../{prev}/README.md), {len(rows)} sections are new or different "
+             f"and {unchanged} are unchanged.")
+    parts = [intro, summary, table(rows)]
+    if plain:  # GitHub: the table; the diffs are one command away (or on the site)
+        parts.append(f"Each section's own diff is on this chapter's page of the reading "
+                     f"site; here, the whole diff is one command: "
+                     f"`git diff --no-index {prev}/code.py {chapter}/code.py`.")
+        return "\n\n".join(parts)
+    for r in rows:
+        if r["diff"]:
+            title = (f"{r['status'].capitalize()}: {r['key'].split(' · ', 1)[-1]} "
+                     f"({r['size']})")
+            fold = "???+" if len(r["diff"]) <= OPEN_UP_TO else "???"
+            parts.append(f'{fold} abstract "{title}"\n\n{fenced_diff(r["diff"])}\n')
+    a = (root / prev / "code.py").read_text(encoding="utf-8")
+    b = (root / chapter / "code.py").read_text(encoding="utf-8")
     whole = whole_diff(prev, chapter, a, b)
     plus, minus = counts(whole)
-    table = ["| | section | lines | explained in |", "|---|---|---|---|", *rows]
-    return "\n\n".join([
-        f"Generated from `{prev}/code.py` and `{chapter}/code.py` when this page was built, "
-        f"section by section: each section of a file starts at its banner, and the banner "
-        f"names the chapter that introduced it. {unchanged} sections are unchanged.",
-        summary,
-        "\n".join(table),
-        *diffs,
-        f'??? abstract "The whole diff: {prev} → {chapter}, docstrings left out '
-        f'(+{plus} −{minus})"\n\n{fenced_diff(whole)}\n',
-    ])
+    parts.append(f'??? abstract "The whole diff: {prev} → {chapter}, docstrings left '
+                 f'out (+{plus} −{minus})"\n\n{fenced_diff(whole)}\n')
+    return "\n\n".join(parts)

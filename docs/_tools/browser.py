@@ -114,14 +114,69 @@ def wait_for_diagrams(page, timeout: float = 20_000) -> None:
         timeout=timeout)
 
 
+# The size of a diagram's label text on screen: its font size in the drawing's units,
+# times the drawing's scale (its width on screen over its viewBox's width).
+LABEL_TEXT_PX = """(svg, labels) => {
+    const scale = svg.getBoundingClientRect().width / (svg.viewBox.baseVal.width || 1);
+    return Math.min(...labels.filter(t => t.getBoundingClientRect().height > 0)
+        .map(t => parseFloat(getComputedStyle(t).fontSize) * scale)); }"""
+
+
 def diagrams(page) -> list[dict]:
-    """Each drawn diagram: its size on screen and the text of its labels."""
-    return page.evaluate("""() => [...document.querySelectorAll('div.mermaid')].map(d => {
+    """Each drawn diagram: its size on screen, the text of its labels, the height of
+    their boxes (fontPx) and the size of their text on screen (textPx)."""
+    return page.evaluate(f"""() => [...document.querySelectorAll('div.mermaid')].map(d => {{
         const svg = d.shadowRoot.querySelector('svg'), box = svg.getBoundingClientRect();
-        return {width: box.width, height: box.height, text: svg.textContent,
-                fontPx: Math.min(...[...svg.querySelectorAll('.nodeLabel, text')]
-                    .map(t => t.getBoundingClientRect().height).filter(h => h > 0))};
-    })""")
+        const labels = [...svg.querySelectorAll('.nodeLabel, text')];
+        return {{width: box.width, height: box.height, text: svg.textContent,
+                fontPx: Math.min(...labels.map(t => t.getBoundingClientRect().height)
+                                          .filter(h => h > 0)),
+                textPx: ({LABEL_TEXT_PX})(svg, labels)}};
+    }})""")
+
+
+def zoomed_diagram(page) -> dict | None:
+    """Click the first diagram; the full-size drawing's size and label text size."""
+    page.click("div.mermaid")
+    page.wait_for_selector(".diagram-zoom svg", timeout=5_000)
+    return page.evaluate(f"""() => {{
+        const svg = document.querySelector('.diagram-zoom svg');
+        const labels = [...svg.querySelectorAll('.nodeLabel, text')];
+        return {{width: svg.getBoundingClientRect().width,
+                textPx: ({LABEL_TEXT_PX})(svg, labels)}}; }}""")
+
+
+def code_layout(page) -> list[dict]:
+    """Problems with how code lines wrap: a code box that may split a word, or an
+    indented line whose wrapped part would not hang past its own indentation."""
+    return page.evaluate("""() => {
+        const out = [];
+        document.querySelectorAll('.md-typeset pre > code').forEach(code => {
+            const s = getComputedStyle(code);
+            if (code.offsetParent !== null && s.whiteSpace !== 'pre' &&
+                (s.overflowWrap !== 'normal' || s.wordBreak !== 'normal'))
+                out.push({what: 'may split a word', wrap: s.overflowWrap,
+                          brk: s.wordBreak});
+        });
+        const line = [...document.querySelectorAll(
+            ".md-typeset .language-python pre > code > span[id^='__span']")]
+            .find(l => /^ {8}\\S/.test(l.textContent));
+        if (line) {
+            const ch = parseFloat(getComputedStyle(line).fontSize) * 0.6;
+            const pad = parseFloat(getComputedStyle(line).paddingLeft);
+            if (pad < 11 * ch) out.push({what: 'hangs too little', pad: pad, ch: ch});
+        }
+        return out; }""")
+
+
+def wide_tables(page) -> list[dict]:
+    """Tables wider than the text column (a reader would scroll sideways)."""
+    return page.evaluate("""() => [...document.querySelectorAll('.md-typeset table')]
+        .filter(t => t.offsetParent !== null)
+        .filter(t => t.getBoundingClientRect().width >
+                     document.querySelector('.md-content__inner').clientWidth + 1)
+        .map(t => ({head: t.rows[0].textContent.trim().slice(0, 60),
+                    width: t.getBoundingClientRect().width}))""")
 
 
 def overflowing_code(page) -> list[dict]:

@@ -1,40 +1,94 @@
-// Diagrams that fit a screen. Material draws each ```mermaid block into a
-// <div class="mermaid"> as wide as the text column, and the drawing scales with that
-// width. On a laptop, a drawing taller than 80% of the window is narrowed until it
-// fits, so a reader sees the whole of it at once; on a phone it keeps the column's
-// width (smaller would be unreadable) and the page scrolls, as it does for text.
-// tests/test_docs_browser.py checks both.
+// Diagrams sized by width, and a click to see one at full size.
+// Material draws each ```mermaid block into a <div class="mermaid"> as wide as the
+// text column; the drawing keeps its natural size unless the column is narrower, so
+// on a laptop its labels stay as large as the text around them (a tall diagram makes
+// the page scroll, as text does). A click (or Enter) opens the drawing on its own,
+// at its natural size or larger, over the page; a click or Escape closes it.
+// On a phone the column is narrower than most drawings: a drawing is shrunk to at
+// most MIN_SCALE of its natural size (labels of about 10 px) and its box scrolls
+// sideways beyond that.
+// tests/test_docs_browser.py checks the label size at 1280 and 390 px, and the zoom.
 (function () {
   "use strict";
-  var SHARE = 0.8;
-  var WIDE = 768;  // px: narrower windows are phones
+  var MIN_SCALE = 0.65;
 
-  // The drawing may be narrower than its box (it is never drawn larger than its
-  // natural size), so one step may not be enough: narrow again until it fits.
+  // Material draws each diagram into a shadow root; an open one lets a click copy
+  // the drawing (this runs before Material draws: it is loaded after its bundle,
+  // which draws once Mermaid has loaded).
+  var attach = Element.prototype.attachShadow;
+  Element.prototype.attachShadow = function (init) {
+    return attach.call(this, Object.assign({}, init, {mode: "open"}));
+  };
+
+  function svgOf(host) {
+    return host.shadowRoot ? host.shadowRoot.querySelector("svg") : null;
+  }
+
   function fit(host, tries) {
-    var limit = SHARE * window.innerHeight;
-    if (window.innerWidth >= WIDE && host.offsetHeight > limit + 1 && tries > 0) {
-      host.style.maxWidth = Math.floor(host.offsetWidth * limit / host.offsetHeight) + "px";
-      host.style.marginLeft = host.style.marginRight = "auto";
-      requestAnimationFrame(function () { fit(host, tries - 1); });
+    var svg = svgOf(host);
+    if (!svg) {
+      if (tries > 0) setTimeout(function () { fit(host, tries - 1); }, 100);
+      return;
+    }
+    var natural = svg.viewBox.baseVal.width;
+    svg.style.width = "";
+    svg.style.maxWidth = natural + "px";
+    host.style.overflowX = "";
+    if (natural && host.clientWidth < natural * MIN_SCALE) {
+      svg.style.maxWidth = "none";
+      svg.style.width = Math.round(natural * MIN_SCALE) + "px";
+      host.style.overflowX = "auto";
     }
   }
 
-  function refit(host) {
-    host.style.maxWidth = "";
-    fit(host, 4);
+  function close() {
+    var open = document.querySelector(".diagram-zoom");
+    if (open) open.remove();
   }
 
-  function fitNew() {
-    document.querySelectorAll("div.mermaid:not([data-fitted])").forEach(function (host) {
-      host.setAttribute("data-fitted", "");
-      requestAnimationFrame(function () { refit(host); });
+  function zoom(host) {
+    var svg = svgOf(host);
+    if (!svg) return;
+    var box = document.createElement("div");
+    box.className = "diagram-zoom";
+    box.setAttribute("role", "dialog");
+    box.setAttribute("aria-label", "The diagram at full size (click or Escape to close)");
+    var copy = svg.cloneNode(true);
+    // Its own styles live in the shadow root: carry them over with the drawing.
+    if (host.shadowRoot) {
+      host.shadowRoot.querySelectorAll("style").forEach(function (s) {
+        box.appendChild(s.cloneNode(true));
+      });
+    }
+    var natural = svg.viewBox && svg.viewBox.baseVal && svg.viewBox.baseVal.width;
+    copy.removeAttribute("style");
+    copy.setAttribute("width", Math.max(natural || 0, window.innerWidth * 0.9));
+    copy.removeAttribute("height");
+    box.appendChild(copy);
+    box.addEventListener("click", close);
+    document.body.appendChild(box);
+  }
+
+  function prepare() {
+    document.querySelectorAll("div.mermaid:not([data-zoomable])").forEach(function (host) {
+      host.setAttribute("data-zoomable", "");
+      host.setAttribute("tabindex", "0");
+      host.setAttribute("title", "Click to see the diagram at full size");
+      host.addEventListener("click", function () { zoom(host); });
+      host.addEventListener("keydown", function (e) {
+        if (e.key === "Enter") zoom(host);
+      });
+      fit(host, 100);
     });
   }
 
-  new MutationObserver(fitNew).observe(document.documentElement,
-                                       {childList: true, subtree: true});
   window.addEventListener("resize", function () {
-    document.querySelectorAll("div.mermaid").forEach(refit);
+    document.querySelectorAll("div.mermaid").forEach(function (host) { fit(host, 0); });
   });
+
+  document.addEventListener("keydown", function (e) {
+    if (e.key === "Escape") close();
+  });
+  new MutationObserver(prepare).observe(document.documentElement,
+                                        {childList: true, subtree: true});
 })();
