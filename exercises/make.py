@@ -2,7 +2,8 @@
 """Make the exercise files from their chapter's code.py and a small patch.
 
 A starter (`exercises/sNN/exK.py`, the file a learner edits) and a reference solution
-(`exercises/solutions/sNN/exK.py`) are the chapter's whole code.py plus a few marked
+(`exercises/solutions/sNN/exK.py`) are the chapter's whole code.py (from s03 on with
+its bash_safety.py written in where code.py imports it: one file) plus a few marked
 regions:
 
     # >>> EXERCISE ex2-check                        a region that adds lines
@@ -125,6 +126,23 @@ def chapter_of(path: Path) -> Path:
     return found[0]
 
 
+# From s03 on, code.py imports the bash classifier from bash_safety.py beside it. An
+# exercise file is one file: the module is written in where code.py imports it, so a
+# learner can change the classifier too, and the file runs from anywhere.
+IMPORTS_MODULE = re.compile(r"^if __package__:.*\n(?:[ \t].*\n)+else:.*\n(?:[ \t].*\n)+",
+                            re.MULTILINE)
+
+
+def chapter_text(code: Path) -> str:
+    """The text an exercise file is made from: code.py, its bash_safety.py written in."""
+    text = code.read_text(encoding="utf-8")
+    module, imports = code.with_name("bash_safety.py"), IMPORTS_MODULE.search(text)
+    if not module.is_file() or imports is None:
+        return text
+    inlined = module.read_text(encoding="utf-8").rstrip("\n")
+    return f"{text[:imports.start()]}{inlined}\n\n\n{text[imports.end():]}"
+
+
 def patches() -> list[Path]:
     """Every starter's and every solution's patch, in course order."""
     return (sorted(EXERCISES.glob("s[0-9][0-9]/ex[0-9]*.patch"))
@@ -137,7 +155,7 @@ def is_solution(patch: Path) -> bool:
 
 def build(patch: Path) -> str:
     """The exercise file a patch describes, made from the current code.py."""
-    chapter = chapter_of(patch).read_text(encoding="utf-8")
+    chapter = chapter_text(chapter_of(patch))
     try:
         return apply_patch(chapter, patch.read_text(encoding="utf-8"))
     except PatchError as e:
@@ -207,7 +225,7 @@ def write_atomically(target: Path, text: str) -> None:
 def save(files: list[Path]) -> int:
     for file in files:
         file = file.resolve()
-        chapter = chapter_of(file).read_text(encoding="utf-8")
+        chapter = chapter_text(chapter_of(file))
         patch = file.with_suffix(".patch")
         patch.write_text(make_patch(chapter, file.read_text(encoding="utf-8"), file.name),
                          encoding="utf-8")

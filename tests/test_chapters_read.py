@@ -11,6 +11,9 @@
   line budgets, and this test prints the figures.
 - Width: `ruff check` passes on every chapter, lines of at most 88 columns included
   (pyproject.toml sets it up), and the exercise files made from them fit 88 columns.
+- The bash classifier (bash_safety.py, s03 on) is one file, the same in every chapter
+  folder; it reads top to bottom like a chapter, with a reading map of its own, and
+  stays within its budget.
 """
 
 from __future__ import annotations
@@ -27,26 +30,32 @@ from conftest import CHAPTERS, ROOT, load_chapter
 
 BANNER = re.compile(r"^# === (?P<chapter>s\d\d) · (?P<title>.+) ===$")
 # Budgets, in lines of code.py: what each chapter may add to the one before it, kept
-# with the site's diff summary, which shows them. (Issue #12 asked s03 to add at most
-# 750, and #13 s06 to be at most 2,500: see the numbers this file prints.)
+# with the site's diff summary, which shows them; s06 in all, and bash_safety.py.
+# (Issue #21 set them: see the numbers this file prints.)
 sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+from chapters import BASH_SAFETY_LINES  # noqa: E402
 from chapters import LINES_ADDED_AT_MOST as ADDS_AT_MOST  # noqa: E402
 MAX_FUNCTION_LINES = 40
 
 
-def source(chapter: str) -> str:
-    return (ROOT / chapter / "code.py").read_text(encoding="utf-8")
+MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
+MODULE_CHAPTERS = [c for c in CHAPTERS if (ROOT / c / MODULE).exists()]
 
 
-def banners(chapter: str) -> list[tuple[int, str, str]]:
-    return [(i + 1, m["chapter"], m["title"]) for i, line in enumerate(source(chapter).split("\n"))
+def source(chapter: str, file: str = "code.py") -> str:
+    return (ROOT / chapter / file).read_text(encoding="utf-8")
+
+
+def banners(chapter: str, file: str = "code.py") -> list[tuple[int, str, str]]:
+    return [(i + 1, m["chapter"], m["title"])
+            for i, line in enumerate(source(chapter, file).split("\n"))
             if (m := BANNER.match(line))]
 
 
-def definitions(chapter: str) -> dict[str, tuple[int, str]]:
+def definitions(chapter: str, file: str = "code.py") -> dict[str, tuple[int, str]]:
     """Top-level names -> (line, source text): functions, classes, assignments, and
     each tool's register call (as `register:NAME`)."""
-    text = source(chapter)
+    text = source(chapter, file)
     lines, found = text.split("\n"), {}
     for node in ast.parse(text).body:
         if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -158,8 +167,9 @@ def added_lines(prev: str, chapter: str) -> int:
 
 
 def test_line_budgets_and_function_lengths(capsys):
-    """Each chapter adds no more than its budget; no function is longer than 40 lines.
-    The figures are printed (pytest -s shows them)."""
+    """Each chapter adds no more than its budget, and bash_safety.py stays within its
+    size; no function is longer than 40 lines. The figures are printed (pytest -s
+    shows them)."""
     rows, over = [], []
     for chapter in CHAPTERS:
         size = len(source(chapter).split("\n"))
@@ -169,10 +179,17 @@ def test_line_budgets_and_function_lengths(capsys):
         budget = ADDS_AT_MOST.get(chapter[:3])
         if budget and added > budget:
             over.append(f"{chapter} adds {added} lines (budget {budget})")
-        for node in ast.walk(ast.parse(source(chapter))):
+    for chapter in MODULE_CHAPTERS[:1]:
+        size = len(source(chapter, MODULE).rstrip("\n").split("\n"))
+        rows.append(f"{MODULE}: {size} lines (budget {BASH_SAFETY_LINES})")
+        over += [f"{MODULE} has {size} lines"] if size > BASH_SAFETY_LINES else []
+    for chapter, file in [(c, "code.py") for c in CHAPTERS] + [(c, MODULE)
+                                                                for c in MODULE_CHAPTERS]:
+        for node in ast.walk(ast.parse(source(chapter, file))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                     node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
-                over.append(f"{chapter}: {node.name} has {node.end_lineno - node.lineno + 1} lines")
+                over.append(f"{chapter}/{file}: {node.name} has "
+                            f"{node.end_lineno - node.lineno + 1} lines")
     with capsys.disabled():
         print("\n  " + "\n  ".join(rows))
     assert not over, over
@@ -196,16 +213,17 @@ def ruff_findings(path: str, text: str, *options: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_chapter_passes_ruff_lines_fit_88_columns(chapter):
+@pytest.mark.parametrize("chapter, file", [(c, "code.py") for c in CHAPTERS]
+                         + [(c, MODULE) for c in MODULE_CHAPTERS[:1]])
+def test_chapter_passes_ruff_lines_fit_88_columns(chapter, file):
     """`ruff check` passes: no line over 88 columns (E501), and nothing else ruff
     checks, but the few rules the chapters break on purpose (pyproject.toml)."""
-    found = ruff_findings(f"{chapter}/code.py", source(chapter))
-    assert not found, f"ruff check {chapter}/code.py:\n" + "\n".join(found)
+    found = ruff_findings(f"{chapter}/{file}", source(chapter, file))
+    assert not found, f"ruff check {chapter}/{file}:\n" + "\n".join(found)
     # subtle: ruff counts characters; a curly quote is one character but three bytes,
     # and tools that count bytes (awk, some editors' rulers) must agree too.
-    wide = [f"{chapter}/code.py:{i}: {len(line.encode())} bytes"
-            for i, line in enumerate(source(chapter).split("\n"), 1)
+    wide = [f"{chapter}/{file}:{i}: {len(line.encode())} bytes"
+            for i, line in enumerate(source(chapter, file).split("\n"), 1)
             if len(line.encode()) > 88]
     assert not wide, "\n".join(wide)
 
@@ -223,3 +241,40 @@ def test_exercise_files_fit_88_columns():
     found = [f for path, text in files.items()
              for f in ruff_findings(path, text, "--select", "E501")]
     assert not found, "lines over 88 columns:\n" + "\n".join(found)
+
+
+# --- the bash classifier: one file, carried unchanged --------------------------------
+
+def test_bash_safety_is_the_same_file_in_every_chapter_from_s03():
+    """Each chapter folder stands alone, so each from s03 on holds bash_safety.py; all
+    the copies are s03's, byte for byte (a fix goes into every one)."""
+    assert MODULE_CHAPTERS == [c for c in CHAPTERS if c >= "s03"], MODULE_CHAPTERS
+    first = (ROOT / MODULE_CHAPTERS[0] / MODULE).read_bytes()
+    differ = [c for c in MODULE_CHAPTERS if (ROOT / c / MODULE).read_bytes() != first]
+    assert not differ, (f"{MODULE} differs from {MODULE_CHAPTERS[0]}'s in {differ}: "
+                        f"copy it (cp {MODULE_CHAPTERS[0]}/{MODULE} <chapter>/)")
+
+
+def test_bash_safety_reads_top_to_bottom_with_its_own_reading_map():
+    """Its docstring's reading map names its sections in order, each under an s03
+    banner; every definition stands under one, and code.py does not define them again."""
+    chapter = MODULE_CHAPTERS[0]
+    marks = banners(chapter, MODULE)
+    doc = ast.get_docstring(ast.parse(source(chapter, MODULE)))
+    listed = re.findall(r"^  (s03 · [^\n]+?)(?:  |$)", doc.split("Reading map", 1)[1], re.M)
+    assert listed == [f"{o} · {t}" for _, o, t in marks], listed
+    assert {o for _, o, _ in marks} == {"s03"}
+    first = min(line for line, _ in definitions(chapter, MODULE).values())
+    assert marks[0][0] < first, f"{MODULE}: code before its first banner"
+    for c in MODULE_CHAPTERS:
+        again = set(definitions(c)) & set(definitions(chapter, MODULE)) - {"is_inside"}
+        assert not again, f"{c}/code.py defines {MODULE}'s {sorted(again)} again"
+
+
+@pytest.mark.parametrize("chapter", MODULE_CHAPTERS)
+def test_each_chapter_uses_its_own_bash_safety(chapter):
+    """Imported as a package (as the tests do), a chapter's code.py takes the classifier
+    from its own folder, never another chapter's copy."""
+    mod = load_chapter(chapter)
+    assert mod.is_read_only_command.__module__ == f"{chapter}.bash_safety"
+    assert sys.modules[f"{chapter}.bash_safety"].__file__ == str(ROOT / chapter / MODULE)

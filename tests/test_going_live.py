@@ -67,7 +67,9 @@ def run_copy_with_env_file(chapter: str, env_file: str, tmp_path: Path,
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
-    spec = importlib.util.spec_from_file_location(f"copy_{next(_copies)}",
+    # subtle: from s03 on, code.py imports bash_safety.py from its package: named as a
+    # module of the chapter's package, the copy finds the chapter's one.
+    spec = importlib.util.spec_from_file_location(f"{chapter}.copy_{next(_copies)}",
                                                   course / chapter / "code.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -224,13 +224,13 @@ LOOK_ALIKES = [
 
 @pytest.mark.parametrize("command", DANGEROUS_HIDDEN)
 def test_dangerous_wherever_it_hides(mod, project, command):
-    assert mod.dangerous_reason(command)
+    assert mod.dangerous_reason(command, mod.protected_write)
     assert verdict(mod, command, "bypassPermissions", allow=["Bash"])[0] == "ask"
 
 
 @pytest.mark.parametrize("command", LOOK_ALIKES)
 def test_look_alikes_do_not_ask(mod, project, command):
-    assert mod.dangerous_reason(command) is None
+    assert mod.dangerous_reason(command, mod.protected_write) is None
 
 
 # --- deny rules see inside, in every mode ---------------------------------------------

@@ -102,7 +102,8 @@ def test_not_read_only(mod, project, command):
 def test_classifier_does_not_run_anything(mod, project):
     """Classifying `touch made; $(touch made2)` creates nothing."""
     mod.is_read_only_command("touch made; echo $(touch made2); cat <(touch made3)")
-    mod.dangerous_reason("touch made; echo $(touch made2); cat <(touch made3)")
+    mod.dangerous_reason("touch made; echo $(touch made2); cat <(touch made3)",
+                         mod.protected_write)
     assert not any((project / name).exists() for name in ("made", "made2", "made3"))
 
 
@@ -199,22 +200,22 @@ LOOK_ALIKES = [
 @pytest.mark.parametrize("command", DANGEROUS)
 def test_dangerous(mod, project, command):
     """Each of these has a reason, in whatever spelling it comes."""
-    assert mod.dangerous_reason(command)
+    assert mod.dangerous_reason(command, mod.protected_write)
 
 
 @pytest.mark.parametrize("command", LOOK_ALIKES)
 def test_look_alikes_are_not_dangerous(mod, project, command):
     """Text that only looks dangerous, or an everyday variant, does not trip it."""
-    assert mod.dangerous_reason(command) is None
+    assert mod.dangerous_reason(command, mod.protected_write) is None
 
 
 def test_the_reason_names_what_is_at_stake(mod, project):
     """The reason says what would happen, so the user can judge the question."""
-    assert "root" in mod.dangerous_reason('rm -rf "$OUT"/*')
-    assert "unset" in mod.dangerous_reason('rm -rf "$OUT"/*')
-    assert "fork bomb" in mod.dangerous_reason(":(){ :|:& };:")
-    assert "hook" in mod.dangerous_reason("echo x > .git/hooks/pre-push")
-    assert "history" in mod.dangerous_reason("git push --force")
+    assert "root" in mod.dangerous_reason('rm -rf "$OUT"/*', mod.protected_write)
+    assert "unset" in mod.dangerous_reason('rm -rf "$OUT"/*', mod.protected_write)
+    assert "fork bomb" in mod.dangerous_reason(":(){ :|:& };:", mod.protected_write)
+    assert "hook" in mod.dangerous_reason("echo x > .git/hooks/pre-push", mod.protected_write)
+    assert "history" in mod.dangerous_reason("git push --force", mod.protected_write)
 
 
 def test_dangerous_is_not_read_only(mod, project):

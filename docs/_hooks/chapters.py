@@ -137,9 +137,11 @@ def code_list(names) -> str:
 
 
 # What each chapter's code.py may add to the one before it, in lines (by its number).
-# tests/test_chapters_read.py fails past these; the diff summary shows them. s03 was
-# 1500 until its lines were wrapped to 88 columns, which cost 68 lines of layout alone.
-LINES_ADDED_AT_MOST = {"s02": 600, "s03": 1560, "s04": 400, "s05": 400, "s06": 400}
+# tests/test_chapters_read.py fails past these; the diff summary shows them. Issue 21
+# moved the bash classifier into bash_safety.py (its own budget: BASH_SAFETY_LINES) and
+# set s03 to 750 (it was 1560 with the classifier inside).
+LINES_ADDED_AT_MOST = {"s02": 600, "s03": 750, "s04": 400, "s05": 400, "s06": 400}
+BASH_SAFETY_LINES = 963    # bash_safety.py at most (its size when it left code.py)
 
 
 def diff_summary(prev: str, chapter: str, diff: str, root: Path = ROOT) -> str:

@@ -215,6 +215,10 @@ def statements(body: str) -> list[str]:
 def load_module(file: str):
     path = ROOT / file
     name = "_run_" + re.sub(r"\W", "_", file)
+    if re.match(r"s\d\d_[a-z0-9_]+/code\.py$", file):  # it imports its bash_safety.py
+        name = f"{path.parent.name}.{name}"  # from its package (s03 on)
+        if str(ROOT) not in sys.path:
+            sys.path.insert(0, str(ROOT))
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True

@@ -93,7 +93,8 @@ def test_silence_when_there_is_nothing_to_say(exercise_path):
 @pytest.fixture
 def agent():
     """s04's agent as the chapter has it, imported afresh (its session state too)."""
-    spec = importlib.util.spec_from_file_location(f"s04_agent_{next(_loaded)}",
+    # a module of the chapter's package: code.py imports its bash_safety.py from there
+    spec = importlib.util.spec_from_file_location(f"s04_hooks.agent_{next(_loaded)}",
                                                   ROOT / "s04_hooks" / "code.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

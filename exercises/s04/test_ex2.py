@@ -105,7 +105,8 @@ def agent(monkeypatch):
                                        f'touch "{program}-ran"\n')
         (bin_dir / program).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    spec = importlib.util.spec_from_file_location(f"s04_agent_{next(_loaded)}",
+    # a module of the chapter's package: code.py imports its bash_safety.py from there
+    spec = importlib.util.spec_from_file_location(f"s04_hooks.agent_{next(_loaded)}",
                                                   ROOT / "s04_hooks" / "code.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
