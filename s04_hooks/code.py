@@ -70,11 +70,11 @@ import pathspec
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (Unanalysable, all_runs, dangerous_reason,
                               is_read_only_command, is_write, parse_command, program,
-                              shell_effects)
+                              shell_effects, within_budget)
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (Unanalysable, all_runs, dangerous_reason,
                              is_read_only_command, is_write, parse_command, program,
-                             shell_effects)
+                             shell_effects, within_budget)
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s04"
@@ -1003,10 +1003,15 @@ def permission_summary() -> str:
 # === s03 · permissions: decide_permission, the order is the policy ===
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
-    """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
-    return decide(tool_name, tool_input, mode, rules)[:2]
+    """("allow" | "deny" | "ask", reason) for one call, before anyone is asked.
+    It never raises: a check that fails, on any input, asks."""
+    try:
+        return decide(tool_name, tool_input, mode, rules)[:2]
+    except Exception as e:  # subtle: fail closed, as execute_tool does
+        return "ask", f"the permission check failed ({type(e).__name__}: {e})"
 
 
+@within_budget  # past DECISION_SECONDS every check is Unanalysable: it asks
 def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     """The gate, in order; the first step to decide wins: (decision, reason, source)."""
     meta = tool_meta(tool_name)
