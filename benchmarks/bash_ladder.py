@@ -35,6 +35,7 @@ import importlib
 import json
 import os
 import select
+import shlex
 import shutil
 import signal
 import subprocess
@@ -157,17 +158,32 @@ def unconfined(mod, command: str) -> str:
         return proc.communicate()[0].decode(errors="replace") + "[timed out]"
 
 
-def sandboxed(mod):
-    """The chapter's own sandboxed run of a read-only verdict, or None where the
-    chapter has no sandbox, or none can start here."""
+REAL_HOME = str(Path.home())
+
+
+def sandboxed(mod, stand_in: bool = True):
+    """How the + sandbox rung runs an auto-allowed command: the chapter's own
+    sandbox when it has one (run_shell_sandboxed), else, with --stand-in, a
+    bubblewrap profile of what the design asks of a read-only verdict (everything
+    read-only, /tmp and the homes hidden but the workspace, Read-denied .env hidden,
+    no network); None where neither can run."""
     run = getattr(mod, "run_shell_sandboxed", None)
-    probe = getattr(mod, "sandbox_available", None)
-    if run is None or probe is None or not probe():
+    if run is not None and getattr(mod, "sandbox_available", lambda: False)():
+        return lambda mod, command: run(command)
+    if not (stand_in and shutil.which("bwrap")):
         return None
-    return lambda mod, command: run(command)
+    def bwrap(mod, command: str) -> str:
+        ws = os.getcwd()
+        return unconfined(mod, " ".join(map(shlex.quote, [
+            "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp", "--tmpfs", REAL_HOME, "--ro-bind", ws, ws,
+            "--ro-bind", "/dev/null", f"{ws}/.env", "--unshare-all",
+            "--die-with-parent", "--chdir", ws, "bash", "-c", command])))
+    return bwrap
 
 
 RUN_TIMEOUT = 5
+STAND_IN = True  # --no-stand-in: no sandbox column unless the chapter has one
 
 
 def rung(mod, column: int, command: str, corpus: dict, out) -> None:
@@ -176,7 +192,7 @@ def rung(mod, column: int, command: str, corpus: dict, out) -> None:
     allowed = decide(mod, command, corpus)
     out.write(json.dumps({"allowed": allowed}) + "\n")
     out.flush()
-    runner = unconfined if column < 2 else sandboxed(mod)
+    runner = unconfined if column < 2 else sandboxed(mod, STAND_IN)
     output = runner(mod, command) if allowed else ""
     out.write(json.dumps({"output": output}) + "\n")
     out.flush()
@@ -264,13 +280,18 @@ def main() -> int:
     p.add_argument("--only", default="", help="only the classes with this in their name")
     p.add_argument("--show", action="store_true", help="each attack and its outcome")
     p.add_argument("--markdown", type=Path, help="also write the table to this file")
+    p.add_argument("--no-stand-in", action="store_true",
+                   help="no stand-in sandbox where the chapter has none")
     args = p.parse_args()
+    global STAND_IN
+    STAND_IN = not args.no_stand_in
     if not shutil.which("git") or not shutil.which("bash"):
         sys.exit("bash_ladder needs bash and git on PATH")
     mod = importlib.import_module(f"{args.chapter}.code")
     corpus = json.loads(CORPUS.read_text())
     attacks = [a for a in corpus["attacks"] if args.only in a["class"]]
-    has_sandbox = sandboxed(mod) is not None
+    has_sandbox = sandboxed(mod, STAND_IN) is not None
+    own = getattr(mod, "run_shell_sandboxed", None) is not None
     rows = []
     for attack in attacks:
         outcome = [attempt(mod, c, attack, corpus, args.hang) if c < 2 or has_sandbox
@@ -287,6 +308,8 @@ def main() -> int:
     print("\n".join(lines))
     if not has_sandbox:
         print("(+ sandbox: n/a, the chapter has no sandbox here)")
+    elif not own:
+        print("(+ sandbox: the chapter has no sandbox yet; a stand-in bubblewrap profile)")
     if args.markdown:
         args.markdown.write_text("\n".join(lines) + "\n")
     return 0

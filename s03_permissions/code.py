@@ -1013,9 +1013,8 @@ def permission_summary() -> str:
 # === s03 · permissions: decide_permission, the order is the policy ===
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
-    """("allow" | "deny" | "ask", reason) for one call, before anyone is asked.
-    It never raises: a check that fails, on any input, asks."""
-    try:
+    """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
+    try:  # it never raises: a check that fails, on any input, asks
         return decide(tool_name, tool_input, mode, rules)[:2]
     except Exception as e:  # subtle: fail closed, as execute_tool does
         return "ask", f"the permission check failed ({type(e).__name__}: {e})"
