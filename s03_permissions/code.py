@@ -31,6 +31,7 @@ Reading map (search for "s03 ·" to find what is new):
   New here:
     s03 · permissions: what the session remembers
     s03 · permissions: where a path really leads
+    s03 · web_fetch: the gate sees every host it reaches
     s03 · permissions: protected paths
     s03 · sandbox: what a shell command can touch
     s03 · permissions: tool metadata and its safe defaults
@@ -49,7 +50,8 @@ Reading map (search for "s03 ·" to find what is new):
     `run_shell` runs its command in the sandbox (confine), and may be asked to
     run outside it; `main` and `run_offline_demo` set the mode and say which rules
     (and which sandbox) are in force;
-    `parse_args` adds --permission-mode; `show_result` leaves out a refusal.
+    `parse_args` adds --permission-mode; `show_result` leaves out a refusal;
+    `web_fetch` hands a redirect to another host back to the model.
   Unchanged: the agent loop and the other tools' work.
   Left for later: hooks (s04), deferred tools (s05), concurrency (s06).
 
@@ -65,12 +67,14 @@ import difflib
 import functools
 import hashlib
 import io
+import ipaddress
 import json
 import logging
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -86,12 +90,12 @@ import pathspec
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (Unanalysable, all_runs, dangerous_reason,
                               is_read_only_command, is_write, parse_command, program,
-                              shell_effects, unwrapped)
+                              shell_effects, unwrapped, within_budget)
     from .sandbox import argv_for, probe
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (Unanalysable, all_runs, dangerous_reason,
                              is_read_only_command, is_write, parse_command, program,
-                             shell_effects, unwrapped)
+                             shell_effects, unwrapped, within_budget)
     from sandbox import argv_for, probe
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -648,14 +652,42 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     return "\n".join(shown)
 
 
+# === s03 · web_fetch: the gate sees every host it reaches ===
+def url_host(url: str) -> str:
+    """The host a URL reaches, as the network reads it: `127.1`, `2130706433`,
+    `0x7f.1` and `[::ffff:127.0.0.1]` all reach 127.0.0.1, so a rule written for
+    one spelling covers the others."""
+    host = (urlparse(url).hostname or "").lower().rstrip(".")
+    try:
+        if re.fullmatch(r"[0-9][0-9a-fx.]*", host):  # inet_aton reads it as the OS does
+            return socket.inet_ntoa(socket.inet_aton(host))
+        address = ipaddress.ip_address(host)
+        return str(address.ipv4_mapped or address)
+    except (OSError, ValueError):
+        return host
+
+
+class SameHostRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect on the same host only. One to another host goes back to the
+    model, as in Claude Code's WebFetch: the next web_fetch passes the gate, so an
+    allowed page cannot lead the agent to a denied host, or to this machine."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if url_host(newurl) != url_host(req.full_url):
+            raise ToolError(f"{req.full_url} redirects (HTTP {code}) to another host: "
+                            f"{newurl}. To follow it, call web_fetch with that URL.")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 # === s02 · web_fetch: a page as text ===
 def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
     """An http(s) page as readable text."""
     if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
         raise ToolError(f"web_fetch takes http:// or https:// URLs only, not {url!r}.")
     request = urllib.request.Request(url, headers={"User-Agent": "course-agent/1.0"})
+    opener = urllib.request.build_opener(SameHostRedirects)  # s03
     try:
-        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as response:
+        with opener.open(request, timeout=FETCH_TIMEOUT) as response:
             kind = response.headers.get_content_type()
             charset = response.headers.get_content_charset() or "utf-8"
             body = response.read(FETCH_MAX_BYTES)
@@ -901,7 +933,8 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
                       for p in rule_paths(tool_input, True))
         return "" if matched else None
     if tool == "web_fetch" and content.startswith("domain:"):
-        return "" if url_host(tool_input["url"]) == content[7:].lower() else None
+        return "" if url_host(tool_input["url"]) == url_host(
+            "http://" + content[7:]) else None
     return None
 
 
@@ -980,10 +1013,6 @@ def read_denied(patterns: list, path: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
-def url_host(url: str) -> str:
-    return (urlparse(url).hostname or "").lower()
 
 
 def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
@@ -1104,9 +1133,15 @@ def sandbox_summary() -> str:
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
     """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
-    return decide(tool_name, tool_input, mode, rules)[:2]
+    try:  # it never raises: a check that fails, on any input, asks
+        return decide(tool_name, tool_input, mode, rules)[:2]
+    except NotImplementedError:  # unfinished code (an exercise's stub), not bad input
+        raise
+    except Exception as e:  # subtle: fail closed, as execute_tool does
+        return "ask", f"the permission check failed ({type(e).__name__}: {e})"
 
 
+@within_budget  # past DECISION_SECONDS every check is Unanalysable: it asks
 def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     """The gate, in order; the first step to decide wins: (decision, reason, source)."""
     meta = tool_meta(tool_name)

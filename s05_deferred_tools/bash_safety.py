@@ -18,10 +18,12 @@ Reading map (the core first; the same file in every chapter from s03 on):
   s03 · bash: where bash and the parser disagree      a first reading stops before it
 """
 
+import contextvars
 import functools
 import glob
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +61,27 @@ EVALUATES = {"let", "declare", "typeset", "local", "export", "readonly", "read",
 
 class Unanalysable(Exception):
     """The command cannot be read with certainty: nothing about it is proven."""
+
+
+DECISION_SECONDS = 2.0  # a decision that takes longer asks
+DEADLINE = contextvars.ContextVar("DEADLINE", default=None)  # time.monotonic() | None
+
+
+def within_budget(decide):
+    """Past DECISION_SECONDS, every check of a decision is Unanalysable: it asks."""
+    @functools.wraps(decide)
+    def budgeted(*args, **kwargs):
+        token = DEADLINE.set(DEADLINE.get() or time.monotonic() + DECISION_SECONDS)
+        try:
+            return decide(*args, **kwargs)
+        finally:
+            DEADLINE.reset(token)
+    return budgeted
+
+
+def on_time() -> None:  # the walk and the glob expansion look at the clock
+    if (DEADLINE.get() or float("inf")) < time.monotonic():
+        raise Unanalysable(f"checking it took over {DECISION_SECONDS:g} s")
 
 
 @dataclass
@@ -103,7 +126,7 @@ def parse_command(command: str, depth: int = 0) -> Script:
             script.commands.append(by_id[node.id])
         elif (node.type == "redirected_statement"
               and tail(node).type not in COMMAND_NODES):
-            groups.append(Command([], [r[:2] for c in node.children
+            groups.append(Command([], [r[:2] for c in redirects_in(node)
                                        if (r := redirect(c))]))
         elif node.type == "heredoc_redirect":
             check_heredoc(node, tree.root_node.text)
@@ -129,6 +152,7 @@ def walk(root):
     stack = [root]
     while stack:
         node = stack.pop()
+        on_time()
         yield node
         stack.extend(reversed(node.children))
 
@@ -153,8 +177,8 @@ def build_command(node) -> Command:
                 0 if parent.parent.type == "redirected_statement" else -1].id
             == parent.id):
         parent = parent.parent
-        for r in map(redirect, parent.children if parent.type == "redirected_statement"
-                     else ()):
+        for r in map(redirect, redirects_in(parent)
+                     if parent.type == "redirected_statement" else ()):
             cmd.redirects += [r[:2]] if r else []
             cmd.words += r[2] if r else []
     while parent is not None and parent.type != "function_definition":
@@ -166,14 +190,19 @@ def build_command(node) -> Command:
 
 
 def redirect(node) -> tuple | None:
-    """`2> err` -> ("2>", err, []); `<<EOF` -> ("<<", EOF, []); else None. (tree-sitter
-    puts the words after a target in the redirection: `echo > f hi` is `echo hi`.)"""
+    """`2> err` -> ("2>", err, []); else None. `echo > f hi`: hi is the third."""
     if not node.type.endswith("redirect"):
         return None
     op = "".join(c.text.decode() for c in node.children
                  if c.type == "file_descriptor" or not c.is_named)
     words = [w for c in node.named_children if c.type in WORDISH for w in words_of(c)]
     return op, words[0] if words else None, words[1:]
+
+
+def redirects_in(node) -> list:
+    """A statement's redirections, with the `> f` tree-sitter puts in `<<EOF > f`."""
+    return [n for c in node.children for n in [c] + (
+        c.named_children if c.type == "heredoc_redirect" else [])]
 
 
 def tail(node):
@@ -199,8 +228,7 @@ WORDISH = {"word", "string", "raw_string", "concatenation", "number", "ansi_c_st
 
 
 def words_of(node) -> list:
-    """The words a node becomes once bash has removed quotes and expanded braces and
-    a leading ~. `{rm,-rf,~}` is three words: rm -rf /home/you."""
+    """The words a node becomes, quotes removed, braces and ~ expanded: {rm,-rf,~}."""
     marks, flat = {}, ""
     for text, kind in pieces(node):  # braces expand on unquoted characters only: a
         if kind == "plain":           # quoted or expanded piece stands in as one
@@ -212,16 +240,20 @@ def words_of(node) -> list:
             flat += chr(0xF0000 + len(marks) - 1)
     words = []
     for variant in expand_braces(flat):
-        if tilde := re.match(r"~([\w.-]*|[+-])(?=/|$)", variant):  # ~+ $PWD, ~- $OLDPWD
-            home = os.path.expanduser(tilde[0]) if tilde[1] not in ("+", "-") else None
+        # ~+ ~+N ~N ~- ~-N: the directory stack, known only to the running bash
+        if tilde := re.match(r"~([+-]?\d+|[+-]|[\w.-]*)(?=/|$)", variant):
+            stack = tilde[1] and re.fullmatch(r"[+-]?\d*", tilde[1])
+            home = None if stack else os.path.expanduser(tilde[0])
             marks[chr(0xFFFFD)] = (home, "quoted") if home else (tilde[0], "expansion")
             variant = chr(0xFFFFD) + variant[tilde.end():]
         got = [marks.get(c, (c, "plain")) for c in variant]
+        plain = "".join(t if k == "plain" else "_" for t, k in got)
+        if re.search(r"\[(\^|\[[:=.]|[^\][]*\\)", plain):  # [^a] [[:alpha:]] [\]]
+            raise Unanalysable("it has a glob that Python's glob reads otherwise")
         words.append(Word("".join(t for t, _ in got),
                           "".join(t for t, k in got if k != "expansion"),
                           all(k != "expansion" for _, k in got),
-                          bool(re.search(r"[*?]|\[.*\]", "".join(
-                              t if k == "plain" else "_" for t, k in got)))))
+                          bool(re.search(r"[*?]|\[[^\][]*\]", plain))))
     return words
 
 
@@ -327,18 +359,13 @@ def program(cmd: Command) -> str:
 
 # === s03 · bash: the read-only tables ===
 # The programs that only read, each with the options that keep it so: an allow-list.
-# An option that is not listed, or is abbreviated, makes the command not read-only
-# (GNU takes any unique prefix, `--outp` for `--output`, but to know what a prefix
-# means we would need every option of the program, so we accept none). Options:
-# -x a flag (-abc: three flags), -x= takes a value, -x@ takes a path that is checked
-# like any path, -x? an optional value (--color=auto), the same for --long; -# allows
-# -NUM (head -5). Where GNU and BSD disagree, an entry takes the reading that checks
-# more (stat -f is a flag on GNU, a format on BSD: as a flag, the next word is
-# checked as a path). Operands are paths to read, unless the entry starts with
-#   text:    words, not files              none: no operands at all
-#   pattern: the first operand is a pattern, unless an option gave one (grep -e)
-#   one:     at most one path (`uniq IN OUT` writes OUT)
-#   date:    only +FORMAT (`date MMDDhhmm` sets the clock)
+# An option not listed, or abbreviated (GNU's `--outp` is `--output`), is not read-only.
+# -x a flag (-abc: three), -x= takes a value, -x@ a path checked like any path, -x?
+# an optional value (--color=auto), the same for --long; -# allows -NUM (head -5).
+# Where GNU and BSD disagree, the reading that checks more (stat -f: a flag, so the
+# next word is checked as a path). Operands are paths to read, unless the entry starts
+# text: (words)  none: (no operands)  one: (one path: `uniq IN OUT` writes OUT)
+# pattern: (the first operand, unless an option gave one)  date: (only +FORMAT)
 FIND = ("-P -name= -iname= -path= -ipath= -wholename= -regex= -iregex= -regextype= "
         "-type= -xtype= -maxdepth= -mindepth= -mtime= -mmin= -atime= -amin= -ctime= "
         "-cmin= -size= -perm= -user= -group= -uid= -gid= -links= -inum= -newer@ "
@@ -397,10 +424,9 @@ READ_ONLY = {
             "--exclude= --label= --strip-trailing-cr --text",  # no -r: follows links
     "tr": "text: -cCdst --complement --delete --squeeze-repeats",
     "nl": "-p -b= -d= -f= -h= -i= -l= -n= -s= -v= -w=",
-    "paste": "-sz -d= --delimiters= --serial",
-    "column": "-entx -c= -s= -o= -N= --table",
-    "fold": "-bs -w= --width= --bytes --spaces", "rev": "",
-    "tac": "-br -s= --separator=",
+    "paste": "-sz -d= --delimiters= --serial", "rev": "",
+    "column": "-entx -c= -s= -o= -N= --table", "tac": "-br -s= --separator=",
+    "fold": "-bs -w= --width= --bytes --spaces",
     "expand": "-ai -t= --tabs= --initial", "unexpand": "-ai -t= --tabs= --all",
     "comm": "-123iz --check-order --nocheck-order --output-delimiter= --total",
     "cmp": "-blsv -i= -n= --print-bytes --verbose --quiet --silent --bytes=",
@@ -480,10 +506,12 @@ GIT_READ_ONLY = {  # subcommand -> its read-only options; operands: revisions, p
 SED = ("-nErsuz -e= --expression= --quiet --silent --regexp-extended --posix "
        "--debug --sandbox --null-data --separate")   # no -i (writes), -f (a script)
 SED_ADDRESS = r"(\d+(~\d+)?|\$|/([^/\\\n]|\\.)*/I?)"
-SED_STEP = (rf"\s*({SED_ADDRESS}(\s*,\s*({SED_ADDRESS}|[+~]\d+))?)?\s*!?\s*([pdqQ=lnNPD"
-            r"gGhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*|y/([^/\\\n]|\\.)*/"
-            r"([^/\\\n]|\\.)*/)\s*")
-SED_SCRIPT = re.compile(rf"{SED_STEP}([;\n]{SED_STEP})*;?\s*")  # no w, W, e, r, R
+# subtle: white space has one place in the pattern, or a script that fails to match
+# backtracks exponentially (`sed -n '   p;   p; ... X'` hung the gate).
+SED_STEP = (rf"({SED_ADDRESS}([ \t]*,[ \t]*({SED_ADDRESS}|[+~]\d+))?[ \t]*)?(![ \t]*)?"
+            r"([pdqQ=lnNPDgGhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*"
+            r"|y/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/)[ \t]*")
+SED_SCRIPT = re.compile(rf"[\s;]*{SED_STEP}([;\n][\s;]*{SED_STEP})*[\s;]*")  # no w e r
 
 
 # === s03 · bash: checking a command against the tables ===
@@ -496,8 +524,7 @@ class ShellEffects:
 
 
 def is_read_only_command(command: str) -> bool:
-    """True only if every command in `command` provably changes nothing and reads
-    only inside the workspace. Anything we cannot prove is not read-only."""
+    """Every command provably changes nothing and reads inside the workspace."""
     effects = shell_effects(command)
     return not effects.problem and not effects.writes
 
@@ -517,7 +544,7 @@ def shell_effects(command: str) -> ShellEffects:
                                      for cwd in sorted(cwds))), None)
         effects.parts.append((cmd, problem))
         if problem is None and program(cmd) == "cd":
-            cwds |= {Path(os.path.normpath(cwd / expand_globs(cmd.words[1:], cwd)[0]))
+            cwds |= {Path(os.path.realpath(cwd / expand_globs(cmd.words[1:], cwd)[0]))
                      for cwd in cwds}
     bad = [f"'{' '.join(w.text for w in c.words)[:80]}' is not read-only: {p}"
            for c, p in effects.parts if p]
@@ -528,8 +555,7 @@ def shell_effects(command: str) -> ShellEffects:
 
 
 def command_effects(cmd: Command, cwd: Path, effects: ShellEffects) -> str | None:
-    """Why one command run in `cwd` is not read-only, or None; records what it reads
-    and what its redirections write."""
+    """Why one command run in `cwd` is not read-only, or None; records its effects."""
     for op, target in cmd.redirects:
         if problem := redirect_effects(op, target, cwd, effects):
             return problem
@@ -543,10 +569,11 @@ def command_effects(cmd: Command, cwd: Path, effects: ShellEffects) -> str | Non
     prog, args = cmd.words[0].text, expand_globs(cmd.words[1:], cwd)
     problem, paths, recursive = SPECIAL.get(prog, program_effects)(prog, args)
     for path in paths if problem is None else ():
-        full = Path(os.path.normpath(cwd / path))
-        if not is_inside(full.resolve()):
+        # subtle: the kernel follows a link before `..`; rules see both paths
+        full, real = (Path(f(cwd / path)) for f in (os.path.normpath, os.path.realpath))
+        if not is_inside(real):
             return f"{path} is outside the workspace"
-        effects.reads.append((full, recursive))
+        effects.reads += [(p, recursive) for p in dict.fromkeys((full, real))]
     return problem
 
 
@@ -556,8 +583,8 @@ def is_inside(full: Path) -> bool:  # the same test as code.py's
 
 
 def expand_globs(words: list, cwd: Path) -> list:
-    """Bash replaces an unquoted glob by the files it matches, sorted (so `sort *`
-    gets `-o` if a file has that name); one that matches nothing stays as written."""
+    """A glob becomes the files it matches (`sort *` gets a file named `-o`)."""
+    on_time()
     return [arg for w in words for arg in (
         (sorted(glob.glob(w.text, root_dir=cwd))[:1000] if w.glob else []) or [w.text])]
 
@@ -567,13 +594,14 @@ def redirect_effects(op: str, target: Word | None, cwd: Path, effects) -> str | 
         return None  # `2>&1`, `>&-`, here-documents and here-strings: no file
     if not target.static:
         return "a redirection goes to a file only known at run time"
-    full = Path(os.path.normpath(cwd / target.text))
+    paths = list(dict.fromkeys(Path(f(cwd / target.text))
+                               for f in (os.path.normpath, os.path.realpath)))
     if target.text != "/dev/null" and is_write(op, target):
-        effects.writes.append(full)
-    elif target.text != "/dev/null" and not is_inside(full.resolve()):
+        effects.writes += paths
+    elif target.text != "/dev/null" and not is_inside(paths[-1]):
         return f"{target.text} is outside the workspace"
     elif target.text != "/dev/null":
-        effects.reads.append((full, False))
+        effects.reads += [(p, False) for p in paths]
     return None
 
 
@@ -586,8 +614,7 @@ def is_write(op: str, target: Word | None) -> bool:
 
 @functools.cache
 def options_of(spec: str, bundles: bool = True) -> tuple[str, dict]:
-    """"pattern: -nr -e= --file@" ->
-    ("pattern", {"-n": "", "-r": "", "-e": "=", ...})."""
+    """"pattern: -nr -e= --file@" -> ("pattern", {"-n": "", "-r": "", "-e": "=" ...})"""
     kind, _, spec = spec.rpartition(":") if re.match(r"\w+:", spec) else ("", "", spec)
     table = {}
     for token in spec.split():
@@ -771,8 +798,7 @@ SENDERS = DOWNLOADERS | {"scp", "sftp", "rsync", "ssh", "telnet", "mail", "sendm
 
 
 def dangerous_reason(command: str, protected=lambda target: None) -> str | None:
-    """Why `command` is dangerous enough to always ask, or None. `protected(target)`
-    is why writing `target` is (code.py's protected paths: .git/hooks ...), or None."""
+    """Why `command` always asks, or None; `protected(target)`: why a write does."""
     try:
         script = parse_command(command)
     except Unanalysable as e:
@@ -845,8 +871,7 @@ def is_decoder(cmd: Command) -> bool:
 
 
 def find_danger(words: list) -> str | None:
-    """`find / -delete`, `find ~ -exec rm ...`; `find . -name '*.pyc' -delete` tidies,
-    but `find . -delete` empties the workspace."""
+    """`find / -delete`, `find ~ -exec rm`, `find . -delete` (not `-name x -delete`)"""
     texts = {w.text for w in words[1:]}
     acts = texts & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
     filtered = texts & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
@@ -918,8 +943,7 @@ def quoted_heredoc(node) -> bool:
 
 
 def check_heredoc(node, src: bytes) -> None:
-    """Bash ends a here-document at the first line that is exactly its delimiter.
-    If tree-sitter ended it anywhere else, the two disagree on what runs next."""
+    """Bash ends a here-document at the first line that is its delimiter: here too?"""
     kids = {c.type: c for c in node.children}
     start, end = kids.get("heredoc_start"), kids.get("heredoc_end")
     if start is None or end is None:

@@ -54,12 +54,14 @@ import difflib
 import functools
 import hashlib
 import io
+import ipaddress
 import json
 import logging
 import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -80,12 +82,12 @@ import yaml
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (Unanalysable, all_runs, dangerous_reason,
                               is_read_only_command, is_write, parse_command, program,
-                              shell_effects, unwrapped)
+                              shell_effects, unwrapped, within_budget)
     from .sandbox import argv_for, probe
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (Unanalysable, all_runs, dangerous_reason,
                              is_read_only_command, is_write, parse_command, program,
-                             shell_effects, unwrapped)
+                             shell_effects, unwrapped, within_budget)
     from sandbox import argv_for, probe
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -667,14 +669,42 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     return "\n".join(shown)
 
 
+# === s03 · web_fetch: the gate sees every host it reaches ===
+def url_host(url: str) -> str:
+    """The host a URL reaches, as the network reads it: `127.1`, `2130706433`,
+    `0x7f.1` and `[::ffff:127.0.0.1]` all reach 127.0.0.1, so a rule written for
+    one spelling covers the others."""
+    host = (urlparse(url).hostname or "").lower().rstrip(".")
+    try:
+        if re.fullmatch(r"[0-9][0-9a-fx.]*", host):  # inet_aton reads it as the OS does
+            return socket.inet_ntoa(socket.inet_aton(host))
+        address = ipaddress.ip_address(host)
+        return str(address.ipv4_mapped or address)
+    except (OSError, ValueError):
+        return host
+
+
+class SameHostRedirects(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect on the same host only. One to another host goes back to the
+    model, as in Claude Code's WebFetch: the next web_fetch passes the gate, so an
+    allowed page cannot lead the agent to a denied host, or to this machine."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if url_host(newurl) != url_host(req.full_url):
+            raise ToolError(f"{req.full_url} redirects (HTTP {code}) to another host: "
+                            f"{newurl}. To follow it, call web_fetch with that URL.")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
 # === s02 · web_fetch: a page as text ===
 def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
     """An http(s) page as readable text."""
     if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
         raise ToolError(f"web_fetch takes http:// or https:// URLs only, not {url!r}.")
     request = urllib.request.Request(url, headers={"User-Agent": "course-agent/1.0"})
+    opener = urllib.request.build_opener(SameHostRedirects)  # s03
     try:
-        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT) as response:
+        with opener.open(request, timeout=FETCH_TIMEOUT) as response:
             kind = response.headers.get_content_type()
             charset = response.headers.get_content_charset() or "utf-8"
             body = response.read(FETCH_MAX_BYTES)
@@ -923,7 +953,8 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
                       for p in rule_paths(tool_input, True))
         return "" if matched else None
     if tool == "web_fetch" and content.startswith("domain:"):
-        return "" if url_host(tool_input["url"]) == content[7:].lower() else None
+        return "" if url_host(tool_input["url"]) == url_host(
+            "http://" + content[7:]) else None
     return None
 
 
@@ -1002,10 +1033,6 @@ def read_denied(patterns: list, path: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
-def url_host(url: str) -> str:
-    return (urlparse(url).hostname or "").lower()
 
 
 def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
@@ -1126,9 +1153,15 @@ def sandbox_summary() -> str:
 def decide_permission(tool_name: str, tool_input: dict, mode: str,
                       rules: dict) -> tuple[str, str]:
     """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
-    return decide(tool_name, tool_input, mode, rules)[:2]
+    try:  # it never raises: a check that fails, on any input, asks
+        return decide(tool_name, tool_input, mode, rules)[:2]
+    except NotImplementedError:  # unfinished code (an exercise's stub), not bad input
+        raise
+    except Exception as e:  # subtle: fail closed, as execute_tool does
+        return "ask", f"the permission check failed ({type(e).__name__}: {e})"
 
 
+@within_budget  # past DECISION_SECONDS every check is Unanalysable: it asks
 def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     """The gate, in order; the first step to decide wins: (decision, reason, source)."""
     meta = tool_meta(tool_name)
@@ -1495,6 +1528,8 @@ def find_skills() -> tuple[dict, list[str]]:
     for path in sorted(Path.cwd().glob(f"{SKILLS_DIR}/*/SKILL.md")):
         where = path.relative_to(Path.cwd()).as_posix()
         try:
+            if not readable(path):
+                raise SkillError("it is outside the workspace or a Read rule denies it")
             meta, body = parse_skill_md(path.read_bytes().decode("utf-8-sig"))
             name = str(meta.get("name") or path.parent.name).strip()
             description = " ".join(str(meta.get("description") or "").split())
@@ -1508,6 +1543,14 @@ def find_skills() -> tuple[dict, list[str]]:
         skills[name] = {**meta, "name": name, "description": description, "body": body,
                         "folder": path.parent.relative_to(Path.cwd()).as_posix()}
     return skills, errors
+
+
+def readable(path: Path) -> bool:
+    """What a skill may show the model: a file that is inside the workspace, links
+    followed, and that no Read deny rule covers (read_file would refuse the rest)."""
+    real, patterns = resolve_path(str(path)), read_deny_patterns()
+    return is_inside(real) and not any(read_denied(patterns, str(p))
+                                       for p in (path, real))
 
 
 def parse_skill_md(text: str) -> tuple[dict, str]:
@@ -1545,7 +1588,7 @@ def skill(name: str, args: str = "") -> str:
             f"{body}\n\nARGUMENTS: {args}"
     folder = Path(found["folder"])
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
-                   if p.is_file())
+                   if p.is_file() and readable(p))
     return (f"Skill {name!r}, from the folder {found['folder']}/ (files: "
             f"{', '.join(files[:20])}). Follow its instructions:\n\n{body}")
 
