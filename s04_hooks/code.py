@@ -155,7 +155,8 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".git/hooks/": "a git hook (hooks run programs)",
     ".git/config": "git's config (which can run programs)",
     ".gitmodules": "git's submodules (which can run programs)",
-    ".claude/": "the agent's own permission settings and hooks",
+    ".claude/settings.json": "the agent's own permission settings",
+    ".claude/settings.local.json": "the agent's own permission settings",
     ".mcp.json": "the MCP servers the agent starts (programs)",
     ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
     ".bashrc": "a shell start-up file", ".bash_profile": "a shell start-up file",
@@ -1032,10 +1033,9 @@ def permission_summary() -> str:
 # confined, however it was allowed: on a read-only verdict it writes nothing (the
 # workspace is read-only too), else only the workspace; always a private /tmp, the
 # PROTECTED paths read-only, no network, no home (but the workspace) and no path a
-# Read rule denies. The classifier may be wrong; the sandbox makes that cheap. A
-# command that needs more fails with the system's own error, and the model may ask
-# to run it outside (`dangerouslyDisableSandbox`): that always asks. Settings follow
-# Claude Code's `sandbox` keys; `enabled` is on by default wherever a sandbox starts.
+# Read rule denies. The classifier may be wrong; the sandbox makes that cheap. What
+# needs more fails with the system's own error; the model may ask to run it outside
+# (`dangerouslyDisableSandbox`: always asks). Settings: Claude Code's `sandbox` keys.
 SANDBOX_DEFAULTS = {"enabled": True, "failIfUnavailable": False,
                     "allowUnsandboxedCommands": True, "filesystem": {}}
 
@@ -1072,6 +1072,7 @@ def confine(command: str, unsandboxed: bool = False) -> list:
         resolve_path(p) for p in files.get("allowWrite", [])]
     protected = [workspace / e for e in PROTECTED if not e.startswith("~/")] + [
         Path.home() / e[2:] for e in PROTECTED if e.startswith("~/")]
+    protected.append(workspace / ".claude")  # no settings file may appear there
     read_only = [p.resolve() for p in protected if p.exists()
                  and is_inside(p.resolve())] + [resolve_path(p) for p in
                                                  files.get("denyWrite", [])]

@@ -130,13 +130,14 @@ def test_run_shell_runs_in_the_workspace(mod, workspace):
 def test_run_shell_timeout_kills_the_whole_process_group(mod, workspace):
     """On timeout the command and everything it started are killed."""
     t0 = time.monotonic()
-    out = mod.run_shell("sleep 3117 & sleep 3118", timeout=1)
+    n = 100_000 + os.getpid() % 100_000  # unique: other workers run this test too
+    out = mod.run_shell(f"sleep {n}1 & sleep {n}2", timeout=1)
     assert time.monotonic() - t0 < 10
     assert "timed out after 1s" in out
     # subtle: from s03 on the command runs in a sandbox with process IDs of its own,
     # so the background child is looked for by what it runs, not by its $!.
     time.sleep(0.2)
-    left = subprocess.run(["pgrep", "-f", "sleep 311[78]"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", f"sleep {n}[12]"], capture_output=True, text=True)
     assert not left.stdout.strip(), f"still running: {left.stdout}"  # all of it is gone
 
 
