@@ -88,9 +88,6 @@ KNOWN = {
     TLDR + "pr +2:5 --length page_length path/to/file1_path/to/file2_...": known(
         "s03", "safer", NOT_READ_ONLY),
     TLDR + "tsort path/to/file": known("s03", "safer", NOT_READ_ONLY),
-    HAND + "cat <<EOF > f.txt\nhello\nEOF": known(
-        "s03", "open", "a here-document redirected to a file is a write; Claude Code "
-        "asks, s03 runs it (issue 21 fixes it)"),
     HAND + "grep -R secret .": known(
         "s03", "safer", "grep -R follows symbolic links out of the workspace; Claude "
         "Code runs it unasked, s03 asks"),
