@@ -1,12 +1,11 @@
 """bash_safety: what a shell command will do, read before it runs.
 
-code.py's gate asks two things of a command line: does it only read (it may run
-unasked: `is_read_only_command`), must it always ask (`dangerous_reason`)? The OS
-sandbox decides what a command can touch, so a wrong answer costs a question, not a
-file. A first reading of the course skips this file. tree-sitter-bash (the grammar of
-Claude Code's own checks) parses the line; a walk with an allow-list of node types
-reads what bash will run. What it does not know, or reads unlike bash, makes the
-command unanalysable, and so never read-only.
+code.py's gate asks two things of a command line: does it only read, so it may run
+unasked (`is_read_only_command`), must it always ask (`dangerous_reason`)? The OS
+sandbox decides what it can touch: a wrong answer costs a question, not a file. A first
+reading of the course skips this file. tree-sitter-bash (the grammar of Claude Code's
+checks) parses the line; a walk with an allow-list of node types reads what bash will
+run. What it does not know, or reads unlike bash, is unanalysable: never read-only.
 
 Reading map (the core first; the same file in every chapter from s03 on):
   s03 · bash: parsing what bash will run              the walk: Word, Command, Script
@@ -130,8 +129,8 @@ def parse_command(command: str, depth: int = 0) -> Script:
         elif node.type == "heredoc_redirect":
             check_heredoc(node, tree.root_node.text)
         elif node.type == "pipeline":
-            script.pipelines.append([c.children[0] if c.type == "redirected_statement"
-                                     else c for c in node.named_children])
+            script.pipelines.append([(c.children[0] if c.type == "redirected_statement"
+                                      else c).id for c in node.named_children])
         hidden |= hides_substitution(node)
         arithmetic |= node.type in ("arithmetic_expansion", "c_style_for_statement",
                                     "((")
@@ -139,8 +138,7 @@ def parse_command(command: str, depth: int = 0) -> Script:
                 rb"`|(?<!\\)\$\(", node.text) and not quoted_heredoc(node):
             raise Unanalysable("bash would run a substitution the parser read as text")
     script.commands += groups  # `{ ...; } > file`: the group's redirections
-    script.pipelines = [[by_id[n.id] for n in p if n.id in by_id]
-                        for p in script.pipelines]
+    script.pipelines = [[by_id[i] for i in p if i in by_id] for p in script.pipelines]
     if hidden and (arithmetic or any(({program(c)} | {w.text for w in c.words})
                                      & EVALUATES for c in script.commands)):
         raise Unanalysable("bash may evaluate a $( ) that is quoted here as text")
@@ -539,9 +537,8 @@ def shell_effects(command: str) -> ShellEffects:
                      for cwd in cwds}
     bad = [f"'{' '.join(w.text for w in c.words)[:80]}' is not read-only: {p}"
            for c, p in effects.parts if p]
-    effects.problem = effects.problem or (bad[0] if bad else "") or (
-        f"it uses {script.exotic.replace('_', ' ')}, never read-only" if script.exotic
-        else "")
+    exotic = f"it uses {script.exotic.replace('_', ' ')}, never read-only"
+    effects.problem = effects.problem or next(iter(bad), script.exotic and exotic)
     return effects
 
 
@@ -690,8 +687,7 @@ def git_effects(prog: str, args: list) -> tuple:
         return f"git {sub} is not a read-only subcommand, or not one we know", [], True
     problem, operands, given = read_options(f"git {sub}", GIT_READ_ONLY[sub], args)
     listing = {name for name, _, _ in given} & {"-l", "--list"}
-    if any("%G" in (v or "") for name, _, v in given
-           if name in ("--format", "--pretty")):
+    if any("%G" in (v or "") for n, _, v in given if n in ("--format", "--pretty")):
         problem = "a %G format runs gpg to check signatures"
     elif (sub in ("branch", "tag") and operands and not listing
             or sub == "remote" and operands[:1] not in ([], ["get-url"])
@@ -779,6 +775,10 @@ DANGEROUS = [  # (program, pattern searched in its joined arguments, why it alwa
 DOWNLOADERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat",
                "netcat", "socat", "ftp", "tftp", "lynx", "links"}
 SENDERS = DOWNLOADERS | {"scp", "sftp", "rsync", "ssh", "telnet", "mail", "sendmail"}
+# What piped into a shell runs code: program -> options that make it decode (*: any)
+FEEDS_CODE = dict.fromkeys(DOWNLOADERS | {"uudecode", "gunzip", "zcat"}, "*") | {
+    "base64": "-d -D --decode", "base32": "-d -D --decode", "basenc": "-d -D --decode",
+    "xxd": "-r -d", "openssl": "-r -d", "gzip": "-r -d"}
 
 
 def dangerous_reason(command: str, protected=lambda target: None) -> str | None:
@@ -795,8 +795,8 @@ def dangerous_reason(command: str, protected=lambda target: None) -> str | None:
             runner = ([cmd] + inner_runs(cmd, 0))[-1]  # `| sudo bash` pipes into bash
             if (re.fullmatch(rf"{INTERPRETERS}|{'|'.join(SHELLS)}", program(runner))
                     and all(w.text[:1] == "-" for w in runner.words[1:])
-                    and any(program(c) in DOWNLOADERS or is_decoder(c)
-                            for c in pipeline[:i])):
+                    and any(set(FEEDS_CODE.get(program(c), "").split())
+                            & {"*", *(w.text for w in c.words)} for c in pipeline[:i])):
                 return f"it pipes a download or decoded data into {program(runner)}"
     if any(program(c) in SENDERS for c in runs):  # and a secret on the same line
         for cmd in runs:
@@ -821,9 +821,8 @@ def command_danger(cmd: Command, protected) -> str | None:
     if prog in SHELLS | {"source", ".", "eval"} and any(
             re.match(r"[<$]\(.*\b(curl|wget|base64)\b", w.text) for w in cmd.words[1:]):
         return "it runs a downloaded or decoded script"
-    for progs, pattern, why in DANGEROUS:
-        if re.fullmatch(progs, prog) and re.search(pattern, " ".join(args),
-                                                   re.I | re.S):
+    for progs, regex, why in DANGEROUS:
+        if re.fullmatch(progs, prog) and re.search(regex, " ".join(args), re.I | re.S):
             return why
     targets = [w for w in cmd.words[1:] if not w.text.startswith("-")]
     recursive = any(re.fullmatch(r"-\w*[rR]\w*|--recursive|--delete\S*", a)
@@ -833,8 +832,14 @@ def command_danger(cmd: Command, protected) -> str | None:
         for w in targets:
             if what := critical_target(w):
                 return f"{prog} {w.text!r} deletes or changes {what}"
-    if prog == "find" and (reason := find_danger(cmd.words)):
-        return reason
+    if prog == "find":  # `find / -delete`, `find ~ -exec rm`, `find . -delete`
+        acts = {*args} & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
+        filtered = {*args} & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
+                              "-mtime", "-mmin", "-size", "-empty", "-perm", "-type"}
+        starts = [w for w in cmd.words[1:2] if not w.text.startswith(("-", "(", "!"))]
+        what = critical_target(starts[0] if starts else Word(".", ".", True, False))
+        if acts and what and not (filtered and what == "the workspace"):
+            return f"find {' '.join(sorted(acts))} in {what}"
     writes = [t.text for op, t in cmd.redirects if is_write(op, t)] + (
         [t.text for t in targets] if prog in ("tee", "touch", "truncate", "mkdir", "ln",
                                                "cp", "mv", "install", "rsync")
@@ -842,27 +847,6 @@ def command_danger(cmd: Command, protected) -> str | None:
             a.startswith(("-i", "--in-place")) for a in args)
         else [a[3:] for a in args if a.startswith("of=")] if prog == "dd" else [])
     return next(filter(None, map(protected, writes)), None)
-
-
-def is_decoder(cmd: Command) -> bool:
-    prog, args = program(cmd), {w.text for w in cmd.words[1:]}
-    return (prog in ("base64", "base32", "basenc")
-                and bool({"-d", "-D", "--decode"} & args)
-            or prog in ("xxd", "openssl", "gzip") and bool({"-r", "-d"} & args)
-            or prog in ("uudecode", "gunzip", "zcat"))
-
-
-def find_danger(words: list) -> str | None:
-    """`find / -delete`, `find ~ -exec rm`, `find . -delete` (not `-name x -delete`)"""
-    texts = {w.text for w in words[1:]}
-    acts = texts & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
-    filtered = texts & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
-                        "-mtime", "-mmin", "-size", "-empty", "-perm", "-type"}
-    starts = [w for w in words[1:2] if not w.text.startswith(("-", "(", "!"))]
-    what = critical_target(starts[0] if starts else Word(".", ".", True, False))
-    if acts and what and not (filtered and what == "the workspace"):
-        return f"find {' '.join(sorted(acts))} in {what}"
-    return None
 
 
 def critical_target(word: Word) -> str:
@@ -877,9 +861,8 @@ def critical_target(word: Word) -> str:
                        re.sub(r"\$\{?PWD\}?", str(workspace), spelling))
         if not value or "$" in value:
             continue
-        value = re.sub(r"(/\.?\*|/)+$", "", value) or "/"  # "x/*" empties x
-        full = Path(os.path.normpath(
-            workspace / ("." if value in ("*", ".*") else value)))
+        value = re.sub(r"^\.?\*$", ".", re.sub(r"(/\.?\*|/)+$", "", value)) or "/"
+        full = Path(os.path.normpath(workspace / value))  # "x/*" empties x, "*" the .
         for hit in {full, full.resolve()} & critical:
             name = ("the root" if hit == Path("/") else "your home" if hit == home
                     else "the workspace" if hit == workspace else str(hit))
@@ -948,12 +931,11 @@ def expand_braces(word: str) -> list:
     if "," in m[1]:
         items = m[1].split(",")
     elif seq and seq[1].isalpha() == seq[2].isalpha():
-        a, b = map(ord if seq[1].isalpha() else int, seq.groups())
+        to, of = (chr, ord) if seq[1].isalpha() else (str, int)
+        a, b = of(seq[1]), of(seq[2])
         if abs(b - a) > MAX_WORDS:
             raise Unanalysable("its braces expand into too many words")
-        step = 1 if b >= a else -1
-        items = [chr(v) if seq[1].isalpha() else str(v)
-                 for v in range(a, b + step, step)]
+        items = [to(v) for v in range(min(a, b), max(a, b) + 1)][::1 if a <= b else -1]
     else:  # not an expansion: hide these braces and look further on
         return [w.replace("\U000FFFFE", "{").replace("\U000FFFFF", "}")
                 for w in expand_braces(word[:m.start()] + "\U000FFFFE" + m[1]
