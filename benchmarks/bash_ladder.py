@@ -117,7 +117,7 @@ def snapshot(root: Path) -> dict:
     return seen
 
 
-# --- the three rungs -------------------------------------------------------------------
+# --- the three rungs ------------------------------------------------------------------
 
 def name(mod, attr: str):
     """A chapter's name, wherever it lives (code.py, or the module it imports)."""
@@ -138,9 +138,11 @@ def rules_alone(mod, command: str, corpus: dict) -> bool:
         return False
     patterns = [mod.parse_rule(r)[1] for r in corpus["rules_alone_allow"]]
     is_write, match = name(mod, "is_write"), name(mod, "command_rule_matches")
-    return bool(runs) and not any(
-        c.opaque or any(is_write(op, t) for op, t in c.redirects) for c in runs) and all(
-        any(match(p, " ".join(w.text for w in c.words)) for p in patterns) for c in runs)
+    writes = any(c.opaque or any(is_write(op, t) for op, t in c.redirects)
+                 for c in runs)
+    return bool(runs) and not writes and all(
+        any(match(p, " ".join(w.text for w in c.words)) for p in patterns)
+        for c in runs)
 
 
 def gate(mod, command: str, corpus: dict) -> bool:
@@ -227,7 +229,7 @@ def attempt(mod, column: int, attack: dict, corpus: dict, hang: float) -> dict:
         return result
 
 
-# --- the table ---------------------------------------------------------------------------
+# --- the table ------------------------------------------------------------------------
 
 def table(rows: list, has_sandbox: bool) -> list[str]:
     """Markdown: per class, the attacks, and how many got through on each rung."""
@@ -261,7 +263,8 @@ def main() -> int:
     p.add_argument("--chapter", default="s03_permissions")
     p.add_argument("--hang", type=float, default=5.0,
                    help="seconds the gate may take before it counts as hung")
-    p.add_argument("--only", default="", help="only the classes with this in their name")
+    p.add_argument("--only", default="",
+                   help="only the classes with this in their name")
     p.add_argument("--show", action="store_true", help="each attack and its outcome")
     p.add_argument("--markdown", type=Path, help="also write the table to this file")
     args = p.parse_args()
@@ -281,10 +284,12 @@ def main() -> int:
             shown = repr(attack["command"])
             shown = shown if len(shown) <= 90 else shown[:80] + f"... ({len(shown)})"
             print(f"{attack['class']}: {shown}\n    " + " | ".join(
-                f"{col}: {describe(o)}" for col, o in zip(COLUMNS, outcome)), flush=True)
+                f"{col}: {describe(o)}" for col, o in zip(COLUMNS, outcome)),
+                flush=True)
     lines = table(rows, has_sandbox)
     print(f"{args.chapter}: {len(attacks)} attacks from {CORPUS.name}; the number that "
-          "got through (wrote, read a secret, ran the planted program, or hung the gate)")
+          "got through (wrote, read a secret, ran the planted program, or hung the "
+          "gate)")
     print("\n".join(lines))
     if not has_sandbox:
         print(f"(+ sandbox: n/a, no sandbox can start here: {missing})")
