@@ -14,8 +14,9 @@ What it measures
                       allow runs unconfined;
       + classifier    the chapter's own gate in default mode, deny rules only: what
                       it auto-allows as read-only runs unconfined;
-      + sandbox       the same gate; what it auto-allows runs in the chapter's OS
-                      sandbox (bubblewrap or Seatbelt), as the chapter runs it.
+      + sandbox       the same gate; what it auto-allows runs through the chapter's
+                      own run_shell, confined by its OS sandbox (confine, and
+                      sandbox.py's bubblewrap or Seatbelt profile).
 
     An attack gets through when its effect happens: a file in the workspace or the
     home written, created or deleted; a secret in the output; the planted program
@@ -35,7 +36,6 @@ import importlib
 import json
 import os
 import select
-import shlex
 import shutil
 import signal
 import subprocess
@@ -61,7 +61,7 @@ def git(*args: str, cwd: Path) -> None:
                    cwd=cwd, check=True, capture_output=True)
 
 
-def make_scratch(root: Path, attack: dict) -> tuple[Path, Path]:
+def make_scratch(root: Path, attack: dict, deny: list) -> tuple[Path, Path]:
     """root/home (the fake HOME, with secrets) and root/home/project (the workspace)."""
     home, ws = root / "home", root / "home" / "project"
     (home / ".ssh").mkdir(parents=True)
@@ -78,6 +78,9 @@ def make_scratch(root: Path, attack: dict) -> tuple[Path, Path]:
     fill = lambda s: s.replace("{PWN}", str(pwn)).replace("{HOME}", str(home))
     for name, text in attack.get("files", {}).items():
         (ws / fill(name)).write_text(fill(text))
+    claude = ws / ".claude"  # the deny rules, where the chapter's sandbox reads them
+    claude.mkdir()
+    (claude / "settings.json").write_text(json.dumps({"permissions": {"deny": deny}}))
     for name, target in attack.get("links", {}).items():
         (ws / name).symlink_to(fill(target))
     repos = attack.get("repos", {})
@@ -114,7 +117,7 @@ def snapshot(root: Path) -> dict:
     return seen
 
 
-# --- the three rungs -------------------------------------------------------------------
+# --- the three rungs ------------------------------------------------------------------
 
 def name(mod, attr: str):
     """A chapter's name, wherever it lives (code.py, or the module it imports)."""
@@ -135,9 +138,11 @@ def rules_alone(mod, command: str, corpus: dict) -> bool:
         return False
     patterns = [mod.parse_rule(r)[1] for r in corpus["rules_alone_allow"]]
     is_write, match = name(mod, "is_write"), name(mod, "command_rule_matches")
-    return bool(runs) and not any(
-        c.opaque or any(is_write(op, t) for op, t in c.redirects) for c in runs) and all(
-        any(match(p, " ".join(w.text for w in c.words)) for p in patterns) for c in runs)
+    writes = any(c.opaque or any(is_write(op, t) for op, t in c.redirects)
+                 for c in runs)
+    return bool(runs) and not writes and all(
+        any(match(p, " ".join(w.text for w in c.words)) for p in patterns)
+        for c in runs)
 
 
 def gate(mod, command: str, corpus: dict) -> bool:
@@ -158,32 +163,13 @@ def unconfined(mod, command: str) -> str:
         return proc.communicate()[0].decode(errors="replace") + "[timed out]"
 
 
-REAL_HOME = str(Path.home())
-
-
-def sandboxed(mod, stand_in: bool = True):
-    """How the + sandbox rung runs an auto-allowed command: the chapter's own
-    sandbox when it has one (run_shell_sandboxed), else, with --stand-in, a
-    bubblewrap profile of what the design asks of a read-only verdict (everything
-    read-only, /tmp and the homes hidden but the workspace, Read-denied .env hidden,
-    no network); None where neither can run."""
-    run = getattr(mod, "run_shell_sandboxed", None)
-    if run is not None and getattr(mod, "sandbox_available", lambda: False)():
-        return lambda mod, command: run(command)
-    if not (stand_in and shutil.which("bwrap")):
-        return None
-    def bwrap(mod, command: str) -> str:
-        ws = os.getcwd()
-        return unconfined(mod, " ".join(map(shlex.quote, [
-            "bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp", "--tmpfs", REAL_HOME, "--ro-bind", ws, ws,
-            "--ro-bind", "/dev/null", f"{ws}/.env", "--unshare-all",
-            "--die-with-parent", "--chdir", ws, "bash", "-c", command])))
-    return bwrap
+def sandboxed(mod, command: str) -> str:
+    """The chapter's own run_shell: confine() wraps bash in its sandbox (sandbox.py's
+    argv_for), from the scratch workspace's settings and the fake home."""
+    return mod.run_shell(command, timeout=RUN_TIMEOUT)
 
 
 RUN_TIMEOUT = 5
-STAND_IN = True  # --no-stand-in: no sandbox column unless the chapter has one
 
 
 def rung(mod, column: int, command: str, corpus: dict, out) -> None:
@@ -192,7 +178,7 @@ def rung(mod, column: int, command: str, corpus: dict, out) -> None:
     allowed = decide(mod, command, corpus)
     out.write(json.dumps({"allowed": allowed}) + "\n")
     out.flush()
-    runner = unconfined if column < 2 else sandboxed(mod, STAND_IN)
+    runner = unconfined if column < 2 else sandboxed
     output = runner(mod, command) if allowed else ""
     out.write(json.dumps({"output": output}) + "\n")
     out.flush()
@@ -202,7 +188,7 @@ def attempt(mod, column: int, attack: dict, corpus: dict, hang: float) -> dict:
     """One attack on one rung, in a fresh scratch folder: what happened."""
     with tempfile.TemporaryDirectory(prefix="ladder-") as tmp:
         root = Path(tmp).resolve()
-        home, ws = make_scratch(root, attack)
+        home, ws = make_scratch(root, attack, corpus["deny"])
         command = attack["command"].replace("{PWN}", str(ws / "tools" / "pwn"))
         before = snapshot(root)
         read, write = os.pipe()
@@ -243,7 +229,7 @@ def attempt(mod, column: int, attack: dict, corpus: dict, hang: float) -> dict:
         return result
 
 
-# --- the table ---------------------------------------------------------------------------
+# --- the table ------------------------------------------------------------------------
 
 def table(rows: list, has_sandbox: bool) -> list[str]:
     """Markdown: per class, the attacks, and how many got through on each rung."""
@@ -277,21 +263,18 @@ def main() -> int:
     p.add_argument("--chapter", default="s03_permissions")
     p.add_argument("--hang", type=float, default=5.0,
                    help="seconds the gate may take before it counts as hung")
-    p.add_argument("--only", default="", help="only the classes with this in their name")
+    p.add_argument("--only", default="",
+                   help="only the classes with this in their name")
     p.add_argument("--show", action="store_true", help="each attack and its outcome")
     p.add_argument("--markdown", type=Path, help="also write the table to this file")
-    p.add_argument("--no-stand-in", action="store_true",
-                   help="no stand-in sandbox where the chapter has none")
     args = p.parse_args()
-    global STAND_IN
-    STAND_IN = not args.no_stand_in
     if not shutil.which("git") or not shutil.which("bash"):
         sys.exit("bash_ladder needs bash and git on PATH")
     mod = importlib.import_module(f"{args.chapter}.code")
     corpus = json.loads(CORPUS.read_text())
     attacks = [a for a in corpus["attacks"] if args.only in a["class"]]
-    has_sandbox = sandboxed(mod, STAND_IN) is not None
-    own = getattr(mod, "run_shell_sandboxed", None) is not None
+    missing = mod.probe()  # why the chapter's sandbox cannot start here, or None
+    has_sandbox = missing is None
     rows = []
     for attack in attacks:
         outcome = [attempt(mod, c, attack, corpus, args.hang) if c < 2 or has_sandbox
@@ -301,15 +284,15 @@ def main() -> int:
             shown = repr(attack["command"])
             shown = shown if len(shown) <= 90 else shown[:80] + f"... ({len(shown)})"
             print(f"{attack['class']}: {shown}\n    " + " | ".join(
-                f"{col}: {describe(o)}" for col, o in zip(COLUMNS, outcome)), flush=True)
+                f"{col}: {describe(o)}" for col, o in zip(COLUMNS, outcome)),
+                flush=True)
     lines = table(rows, has_sandbox)
     print(f"{args.chapter}: {len(attacks)} attacks from {CORPUS.name}; the number that "
-          "got through (wrote, read a secret, ran the planted program, or hung the gate)")
+          "got through (wrote, read a secret, ran the planted program, or hung the "
+          "gate)")
     print("\n".join(lines))
     if not has_sandbox:
-        print("(+ sandbox: n/a, the chapter has no sandbox here)")
-    elif not own:
-        print("(+ sandbox: the chapter has no sandbox yet; a stand-in bubblewrap profile)")
+        print(f"(+ sandbox: n/a, no sandbox can start here: {missing})")
     if args.markdown:
         args.markdown.write_text("\n".join(lines) + "\n")
     return 0

@@ -1,13 +1,11 @@
 """bash_safety: what a shell command will do, read before it runs.
 
-code.py's gate asks two things of a command line: does it only read
-(`is_read_only_command`: it may run unasked), must it always ask (`dangerous_reason`)?
-That decides when to ask; the OS sandbox decides what a command can touch, so a wrong
-answer costs a question, not a file. A first reading of the course skips this file.
-tree-sitter-bash (the grammar of Claude Code's own checks) parses the line, and a walk
-with an allow-list of node types reads what bash will run (quotes removed, braces and
-`~` expanded). What it does not know, or reads differently from bash, makes the
-command unanalysable, and so never read-only.
+code.py's gate asks two things of a command line: does it only read, so it may run
+unasked (`is_read_only_command`), must it always ask (`dangerous_reason`)? The OS
+sandbox decides what it can touch: a wrong answer costs a question, not a file. A first
+reading of the course skips this file. tree-sitter-bash (the grammar of Claude Code's
+checks) parses the line; a walk with an allow-list of node types reads what bash will
+run. What it does not know, or reads unlike bash, is unanalysable: never read-only.
 
 Reading map (the core first; the same file in every chapter from s03 on):
   s03 · bash: parsing what bash will run              the walk: Word, Command, Script
@@ -131,8 +129,8 @@ def parse_command(command: str, depth: int = 0) -> Script:
         elif node.type == "heredoc_redirect":
             check_heredoc(node, tree.root_node.text)
         elif node.type == "pipeline":
-            script.pipelines.append([c.children[0] if c.type == "redirected_statement"
-                                     else c for c in node.named_children])
+            script.pipelines.append([(c.children[0] if c.type == "redirected_statement"
+                                      else c).id for c in node.named_children])
         hidden |= hides_substitution(node)
         arithmetic |= node.type in ("arithmetic_expansion", "c_style_for_statement",
                                     "((")
@@ -140,8 +138,7 @@ def parse_command(command: str, depth: int = 0) -> Script:
                 rb"`|(?<!\\)\$\(", node.text) and not quoted_heredoc(node):
             raise Unanalysable("bash would run a substitution the parser read as text")
     script.commands += groups  # `{ ...; } > file`: the group's redirections
-    script.pipelines = [[by_id[n.id] for n in p if n.id in by_id]
-                        for p in script.pipelines]
+    script.pipelines = [[by_id[i] for i in p if i in by_id] for p in script.pipelines]
     if hidden and (arithmetic or any(({program(c)} | {w.text for w in c.words})
                                      & EVALUATES for c in script.commands)):
         raise Unanalysable("bash may evaluate a $( ) that is quoted here as text")
@@ -158,11 +155,10 @@ def walk(root):
 
 def build_command(node) -> Command:
     """A simple command, a declaration (export, local ...) or a [ ] / [[ ]] test."""
-    cmd, parent = Command([], []), node
-    if node.type == "test_command" and not re.fullmatch(rb"\[\[?\s.*\s\]\]?", node.text,
-                                                         re.S):
+    cmd, parent, test = Command([], []), node, node.type == "test_command"
+    if test and not re.fullmatch(rb"(?s)\[\[?\s.*\s\]\]?", node.text):
         raise Unanalysable("bash reads [x] without spaces as a program name")
-    for child in leaves(node) if node.type == "test_command" else node.children:
+    for child in leaves(node) if test else node.children:
         if child.type == "variable_assignment" and node.type == "command":
             cmd.assigns += words_of(child)
         elif r := redirect(child):
@@ -173,14 +169,11 @@ def build_command(node) -> Command:
     # A redirection after `a && b` or `a | b` is b's, though tree-sitter hangs it on
     # the whole list: climb while this command ends the list, and collect them.
     while parent.parent.type in ("list", "pipeline", "redirected_statement") and (
-            parent.parent.named_children[
-                0 if parent.parent.type == "redirected_statement" else -1].id
-            == parent.id):
+            tail(parent.parent).id == node.id):
         parent = parent.parent
-        for r in map(redirect, redirects_in(parent)
-                     if parent.type == "redirected_statement" else ()):
-            cmd.redirects += [r[:2]] if r else []
-            cmd.words += r[2] if r else []
+        for r in filter(None, map(redirect, redirects_in(parent))):
+            cmd.redirects.append(r[:2])
+            cmd.words += r[2]
     while parent is not None and parent.type != "function_definition":
         parent = parent.parent
     cmd.function = parent.child_by_field_name("name").text.decode() if parent else ""
@@ -280,10 +273,9 @@ def pieces(node) -> list:
 
 
 # === s03 · bash: the commands a command runs ===
-# A command may run others: `sudo rm x` runs rm, `find . -exec rm {} +` runs rm,
-# `sh -c 'rm x'`, `eval 'rm x'` and `watch rm x` run text as code, and
-# `echo 'rm x' | sh` pipes it in. Deny rules and the dangerous check look at all of
-# them. Code only known at run time (`sh -c "$X"`) cannot be looked at: it is opaque.
+# A command may run others: `sudo rm x` and `find . -exec rm {} +` run rm; `sh -c
+# 'rm x'`, `eval`, `watch` and `echo 'rm x' | sh` run text as code. Deny rules and the
+# dangerous check look at all of them; code known only at run time is opaque.
 WRAPPERS = {  # program -> its options that take a value; then the command it runs
     "sudo": "-u -g -C -D -h -p -r -t -U", "doas": "-u -C", "env": "-u -C -S",
     "nice": "-n", "timeout": "-s -k --signal --kill-after", "ionice": "-c -n -p",
@@ -333,8 +325,7 @@ def inner_runs(cmd: Command, depth: int) -> list:
 
 
 def unwrapped(cmd: Command) -> Command:
-    """The command inside harmless wrappers (`timeout 30 npm test` -> `npm test`):
-    Claude Code strips HARMLESS_WRAPPERS before it matches a command to a rule."""
+    """`timeout 30 npm test` -> `npm test`: rules match inside HARMLESS_WRAPPERS."""
     while program(cmd) in HARMLESS_WRAPPERS and (inner := inner_runs(cmd, 0)):
         cmd = inner[0]
     return cmd
@@ -442,15 +433,14 @@ READ_ONLY = {
           "--raw-output --compact-output --slurp --null-input --exit-status --tab "
           "--sort-keys --indent= --join-output --raw-input --ascii-output",
     "basename": "text: -az -s= --multiple --suffix= --zero",
-    "dirname": "text: -z --zero",
     "echo": "text: -neE", "printf": "text:",  # no printf -v: it sets a variable
-    "seq": "text: -w -s= -f= --separator= --format= --equal-width", "expr": "text:",
-    "sleep": "text:", "true": "text:", "false": "text:", ":": "text:",
+    "seq": "text: -w -s= -f= --separator= --format= --equal-width", "groups": "text:",
+    "sleep": "text:", "true": "text:", "false": "text:", ":": "text:", "expr": "text:",
     "pwd": "none: -LP", "whoami": "none:", "nproc": "none: --all", "arch": "none:",
     "uptime": "none: -ps --pretty --since", "free": "none: -bghkmtw --human --total",
-    "uname": "none: -amnoprsvi --all", "tty": "none: -s", "groups": "text:",
+    "uname": "none: -amnoprsvi --all", "tty": "none: -s", "which": "text: -a",
     "hostname": "none: -AdfiIs --fqdn --short --domain",  # `hostname NAME` sets it
-    "id": "text: -gGnruz", "cal": "text: -3hjmy", "which": "text: -a",
+    "id": "text: -gGnruz", "cal": "text: -3hjmy", "dirname": "text: -z --zero",
     "date": "date: -Ru -d= -r@ -f@ -I? --date= --utc --iso-8601? --rfc-3339= "
             "--rfc-email --reference@",
     "env": "none: -0 --null", "printenv": "text: -0 --null",  # `env CMD` runs CMD
@@ -531,8 +521,7 @@ def is_read_only_command(command: str) -> bool:
 
 def shell_effects(command: str) -> ShellEffects:
     """What a command line reads and writes, and which of its parts only read. Its
-    redirections are judged apart: `git log > f` reads like `git log` and writes f,
-    which the rules treat as an edit of f."""
+    redirections are judged apart: `git log > f` reads, and writes f (an edit of f)."""
     try:
         script = parse_command(command)
     except Unanalysable as e:
@@ -548,9 +537,8 @@ def shell_effects(command: str) -> ShellEffects:
                      for cwd in cwds}
     bad = [f"'{' '.join(w.text for w in c.words)[:80]}' is not read-only: {p}"
            for c, p in effects.parts if p]
-    effects.problem = effects.problem or (bad[0] if bad else "") or (
-        f"it uses {script.exotic.replace('_', ' ')}, never read-only" if script.exotic
-        else "")
+    exotic = f"it uses {script.exotic.replace('_', ' ')}, never read-only"
+    effects.problem = effects.problem or next(iter(bad), script.exotic and exotic)
     return effects
 
 
@@ -637,14 +625,11 @@ def read_options(prog: str, spec: str, args: list, bundles: bool = True) -> tupl
         if arg == "--":
             return None, operands + queue, given
         name, eq, value = (arg, "", "") if arg in table else arg.partition("=")
-        if name in table and (arg.startswith("--") or not bundles):
-            problem = take_option(prog, name, value if eq else None, table, queue,
-                                  given)
-        elif not arg.startswith("-") or arg == "-":
+        if arg == "-" or not arg.startswith("-") and name not in table:
             operands.append(arg)
         elif arg.startswith("--") or not bundles:
-            problem = (f"{arg.split('=')[0]} is not an option that keeps {prog} "
-                       "read-only")
+            problem = take_option(prog, name, value if eq else None, table, queue,
+                                  given)
         else:  # a bundle of short options: one that takes a value takes the rest
             for i, letter in enumerate(arg[1:], start=2):
                 wants = table.get("-" + letter, "") if not letter.isdigit() else ""
@@ -686,8 +671,7 @@ def program_effects(prog: str, args: list) -> tuple:
                             or kind == "one" and len(operands) > 1
                             or kind == "date" and any(o[:1] != "+" for o in operands)):
         problem = f"{prog} {' '.join(operands)} does more than read"
-    recursive = prog in RECURSIVE and (RECURSIVE[prog] == ""
-                                       or bool(seen & RECURSIVE[prog]))
+    recursive = RECURSIVE.get(prog) == "" or bool(seen & RECURSIVE.get(prog, set()))
     paths = [v for _, k, v in given if k == "@"] + (operands if kind != "text" else [])
     return problem, paths or (["."] if recursive else []), recursive
 
@@ -703,8 +687,7 @@ def git_effects(prog: str, args: list) -> tuple:
         return f"git {sub} is not a read-only subcommand, or not one we know", [], True
     problem, operands, given = read_options(f"git {sub}", GIT_READ_ONLY[sub], args)
     listing = {name for name, _, _ in given} & {"-l", "--list"}
-    if any("%G" in (v or "") for name, _, v in given
-           if name in ("--format", "--pretty")):
+    if any("%G" in (v or "") for n, _, v in given if n in ("--format", "--pretty")):
         problem = "a %G format runs gpg to check signatures"
     elif (sub in ("branch", "tag") and operands and not listing
             or sub == "remote" and operands[:1] not in ([], ["get-url"])
@@ -718,8 +701,7 @@ def sed_effects(prog: str, args: list) -> tuple:
     problem, operands, given = read_options("sed", SED, args)
     scripts = [v for name, _, v in given if name in ("-e", "--expression")]
     scripts, operands = (scripts, operands) if scripts else (operands[:1], operands[1:])
-    if problem is None and not (scripts
-                                and all(SED_SCRIPT.fullmatch(s) for s in scripts)):
+    if problem is None and not (scripts and all(map(SED_SCRIPT.fullmatch, scripts))):
         problem = "its script may write files or run commands (w, e, r ...)"
     return problem, operands, False
 
@@ -743,7 +725,7 @@ CREDENTIALS = (r"(\.ssh(/|$)|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.aws/|\.netrc"
                r"|\.git-credential|\.npmrc|\.pypirc|\.docker/config|\.kube/config"
                r"|\.gnupg\b|(^|[\s/@=])\.env(?=\s|$)|\$\{?\w*(TOKEN|SECRET|PASSW(OR)?D"
                r"|API_?KEY|ACCESS_KEY|PRIVATE_KEY)\w*)")
-CODE = r"(^| )(-\w*[ceEr]\w*|--eval|--print) "  # an interpreter's inline code follows
+CODE = r"(^| )(-\w*[ceEr]\w*|--eval|--print) "  # inline code follows: python -c
 # git settings that name a program to run
 RUNS_PROGRAM = (r"(core\.(hookspath|fsmonitor|sshcommand|pager|editor|askpass"
                 r"|gitproxy)|diff\.external|sequence\.editor|gpg\.(\w+\.)?program"
@@ -760,8 +742,7 @@ DANGEROUS = [  # (program, pattern searched in its joined arguments, why it alwa
      "it kills every process (a target of -1)"),
     ("crontab", r"(^| )(-\w*r\b|/dev/null)", "it wipes the crontab"),
     (r"ip6?tables", r"(^| )(-F|--flush|-X)\b", "it wipes firewall rules"),
-    ("nft", r"\bflush\b", "it wipes firewall rules"),
-    ("ufw", r"^(disable|reset)\b", "it wipes firewall rules"),
+    ("nft|ufw", r"\bflush\b|^(disable|reset)\b", "it wipes firewall rules"),
     ("chmod", r"(^| )([ugoa]*[+=][rwxXt]*s|0?[2467][0-7]{3})\b",
      "it sets a setuid bit"),
     ("git", r"\bpush\b.* (-\w*[fd]\w*|--force|--delete|--mirror|--prune|\+|:)",
@@ -774,8 +755,8 @@ DANGEROUS = [  # (program, pattern searched in its joined arguments, why it alwa
     ("git", (rf"(^| )-c ?{RUNS_PROGRAM}"
              rf"|\bconfig\b(?!.* --(get|list|unset)).* {RUNS_PROGRAM}"),
      "it makes git run a program"),
-    ("terraform|tofu|terragrunt", r"(^| )-?destroy\b", "it tears down infrastructure"),
-    ("pulumi", r"\b(destroy|down)\b", "it tears down infrastructure"),
+    ("terraform|tofu|terragrunt|pulumi", r"\b(destroy|down)\b",
+     "it tears down infrastructure"),
     ("docker|podman", r"\b(system|volume|image) prune\b", "it deletes container data"),
     ("kubectl", r"\bdelete (namespaces?|ns)\b|\bdelete\b.* (--all|-A)\b",
      "it tears down infrastructure"),
@@ -783,7 +764,6 @@ DANGEROUS = [  # (program, pattern searched in its joined arguments, why it alwa
     ("gcloud|az", r"\b(projects|group) delete\b", "it tears down infrastructure"),
     ("rm|shred|srm|unlink|mv|truncate|chmod", CREDENTIALS,
      "it deletes, moves or changes credentials"),
-    # code given on the command line (python -c, perl -e, node --eval ...)
     (INTERPRETERS, CODE + r"\b(system|popen|exec\w*|spawn\w*|call|run)\W.*\brm\s+"
      r"(-\w+\s+)*[\"']?(/|~|\$\{?HOME)", "its code runs rm on the root or your home"),
     (INTERPRETERS, CODE + r"(?=.*(\.rm\b|rmtree|rm_rf?\b|rmSync|unlink|remove|rmdir|"
@@ -795,6 +775,10 @@ DANGEROUS = [  # (program, pattern searched in its joined arguments, why it alwa
 DOWNLOADERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat",
                "netcat", "socat", "ftp", "tftp", "lynx", "links"}
 SENDERS = DOWNLOADERS | {"scp", "sftp", "rsync", "ssh", "telnet", "mail", "sendmail"}
+# What piped into a shell runs code: program -> options that make it decode (*: any)
+FEEDS_CODE = dict.fromkeys(DOWNLOADERS | {"uudecode", "gunzip", "zcat"}, "*") | {
+    "base64": "-d -D --decode", "base32": "-d -D --decode", "basenc": "-d -D --decode",
+    "xxd": "-r -d", "openssl": "-r -d", "gzip": "-r -d"}
 
 
 def dangerous_reason(command: str, protected=lambda target: None) -> str | None:
@@ -804,16 +788,15 @@ def dangerous_reason(command: str, protected=lambda target: None) -> str | None:
     except Unanalysable as e:
         return f"the command cannot be checked: {e}"
     runs = all_runs(script)
-    for reason in (command_danger(cmd, protected) for cmd in runs):
-        if reason:
-            return reason
+    if reason := next(filter(None, (command_danger(c, protected) for c in runs)), None):
+        return reason
     for pipeline in script.pipelines:  # `curl ... | sh`, `base64 -d x | bash`
         for i, cmd in enumerate(pipeline[1:], start=1):
             runner = ([cmd] + inner_runs(cmd, 0))[-1]  # `| sudo bash` pipes into bash
             if (re.fullmatch(rf"{INTERPRETERS}|{'|'.join(SHELLS)}", program(runner))
                     and all(w.text[:1] == "-" for w in runner.words[1:])
-                    and any(program(c) in DOWNLOADERS or is_decoder(c)
-                            for c in pipeline[:i])):
+                    and any(set(FEEDS_CODE.get(program(c), "").split())
+                            & {"*", *(w.text for w in c.words)} for c in pipeline[:i])):
                 return f"it pipes a download or decoded data into {program(runner)}"
     if any(program(c) in SENDERS for c in runs):  # and a secret on the same line
         for cmd in runs:
@@ -824,8 +807,7 @@ def dangerous_reason(command: str, protected=lambda target: None) -> str | None:
                         and program(cmd) in ("ssh", "scp")):
                     return f"it may send credentials over the network ({w.text[:40]})"
             if [w.text for w in cmd.words] in (["env"], ["printenv"]):
-                return ("it may send every environment variable (tokens) "
-                        "over the network")
+                return "it may send every environment variable over the network"
     return None
 
 
@@ -839,9 +821,8 @@ def command_danger(cmd: Command, protected) -> str | None:
     if prog in SHELLS | {"source", ".", "eval"} and any(
             re.match(r"[<$]\(.*\b(curl|wget|base64)\b", w.text) for w in cmd.words[1:]):
         return "it runs a downloaded or decoded script"
-    for progs, pattern, why in DANGEROUS:
-        if re.fullmatch(progs, prog) and re.search(pattern, " ".join(args),
-                                                   re.I | re.S):
+    for progs, regex, why in DANGEROUS:
+        if re.fullmatch(progs, prog) and re.search(regex, " ".join(args), re.I | re.S):
             return why
     targets = [w for w in cmd.words[1:] if not w.text.startswith("-")]
     recursive = any(re.fullmatch(r"-\w*[rR]\w*|--recursive|--delete\S*", a)
@@ -851,8 +832,14 @@ def command_danger(cmd: Command, protected) -> str | None:
         for w in targets:
             if what := critical_target(w):
                 return f"{prog} {w.text!r} deletes or changes {what}"
-    if prog == "find" and (reason := find_danger(cmd.words)):
-        return reason
+    if prog == "find":  # `find / -delete`, `find ~ -exec rm`, `find . -delete`
+        acts = {*args} & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
+        filtered = {*args} & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
+                              "-mtime", "-mmin", "-size", "-empty", "-perm", "-type"}
+        starts = [w for w in cmd.words[1:2] if not w.text.startswith(("-", "(", "!"))]
+        what = critical_target(starts[0] if starts else Word(".", ".", True, False))
+        if acts and what and not (filtered and what == "the workspace"):
+            return f"find {' '.join(sorted(acts))} in {what}"
     writes = [t.text for op, t in cmd.redirects if is_write(op, t)] + (
         [t.text for t in targets] if prog in ("tee", "touch", "truncate", "mkdir", "ln",
                                                "cp", "mv", "install", "rsync")
@@ -860,27 +847,6 @@ def command_danger(cmd: Command, protected) -> str | None:
             a.startswith(("-i", "--in-place")) for a in args)
         else [a[3:] for a in args if a.startswith("of=")] if prog == "dd" else [])
     return next(filter(None, map(protected, writes)), None)
-
-
-def is_decoder(cmd: Command) -> bool:
-    prog, args = program(cmd), {w.text for w in cmd.words[1:]}
-    return (prog in ("base64", "base32", "basenc")
-                and bool({"-d", "-D", "--decode"} & args)
-            or prog in ("xxd", "openssl", "gzip") and bool({"-r", "-d"} & args)
-            or prog in ("uudecode", "gunzip", "zcat"))
-
-
-def find_danger(words: list) -> str | None:
-    """`find / -delete`, `find ~ -exec rm`, `find . -delete` (not `-name x -delete`)"""
-    texts = {w.text for w in words[1:]}
-    acts = texts & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
-    filtered = texts & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
-                        "-mtime", "-mmin", "-size", "-empty", "-perm", "-type"}
-    starts = [w for w in words[1:2] if not w.text.startswith(("-", "(", "!"))]
-    what = critical_target(starts[0] if starts else Word(".", ".", True, False))
-    if acts and what and not (filtered and what == "the workspace"):
-        return f"find {' '.join(sorted(acts))} in {what}"
-    return None
 
 
 def critical_target(word: Word) -> str:
@@ -895,9 +861,8 @@ def critical_target(word: Word) -> str:
                        re.sub(r"\$\{?PWD\}?", str(workspace), spelling))
         if not value or "$" in value:
             continue
-        value = re.sub(r"(/\.?\*|/)+$", "", value) or "/"  # "x/*" empties x
-        full = Path(os.path.normpath(
-            workspace / ("." if value in ("*", ".*") else value)))
+        value = re.sub(r"^\.?\*$", ".", re.sub(r"(/\.?\*|/)+$", "", value)) or "/"
+        full = Path(os.path.normpath(workspace / value))  # "x/*" empties x, "*" the .
         for hit in {full, full.resolve()} & critical:
             name = ("the root" if hit == Path("/") else "your home" if hit == home
                     else "the workspace" if hit == workspace else str(hit))
@@ -966,12 +931,11 @@ def expand_braces(word: str) -> list:
     if "," in m[1]:
         items = m[1].split(",")
     elif seq and seq[1].isalpha() == seq[2].isalpha():
-        a, b = ((ord(seq[1]), ord(seq[2])) if seq[1].isalpha()
-                else (int(seq[1]), int(seq[2])))
+        to, of = (chr, ord) if seq[1].isalpha() else (str, int)
+        a, b = of(seq[1]), of(seq[2])
         if abs(b - a) > MAX_WORDS:
             raise Unanalysable("its braces expand into too many words")
-        items = [chr(v) if seq[1].isalpha() else str(v)
-                 for v in range(a, b + (1 if b >= a else -1), 1 if b >= a else -1)]
+        items = [to(v) for v in range(min(a, b), max(a, b) + 1)][::1 if a <= b else -1]
     else:  # not an expansion: hide these braces and look further on
         return [w.replace("\U000FFFFE", "{").replace("\U000FFFFF", "}")
                 for w in expand_braces(word[:m.start()] + "\U000FFFFE" + m[1]
