@@ -126,17 +126,42 @@ CLOCK = re.compile(r'"time": "\d\d:\d\d:\d\d"')  # s04's audit hook logs the tim
 
 def comparable(text: str) -> str:
     """A transcript as two runs of it agree: timings and clock times masked, and
-    the lines of subagents that ran side by side (s06) grouped by subagent, each
-    one's lines in their order (threads interleave them differently each run)."""
-    out, run = [], []
+    the lines of subagents that ran side by side (s06) taken out of the main agent's
+    lines and grouped by subagent, each one's lines in their order (threads
+    interleave them differently each run), and the usage lines apart, sorted."""
+    out, subagents, usage = [], {}, []
     for line in CLOCK.sub('"time": "hh:mm:ss"', TIMING.sub("#.## s", text)).split("\n"):
-        if SUBAGENT.match(line):
-            run.append(line)
-            continue
-        out += sorted(run, key=lambda ln: SUBAGENT.match(ln)[0])
-        run = []
+        if "[input tokens: " in line:  # a reply's usage: printed when it ends, so
+            usage.append(line)         # before or after the calls it started early
+        elif found := SUBAGENT.match(line):
+            subagents.setdefault(found[0], []).append(line)
+        else:
+            out.append(line)
+    grouped = [ln for label in sorted(subagents) for ln in subagents[label]]
+    return "\n".join(parallel_calls_sorted(out) + grouped + sorted(usage))
+
+
+PARALLEL = re.compile(r"^  batch \d+ · (\d+) calls in parallel")
+
+
+def parallel_calls_sorted(lines: list[str]) -> list[str]:
+    """The calls of a parallel batch (s06) are shown as each ends, in whichever order
+    they end: sort the batch's call blocks (a `> call` line and its indented lines)."""
+    out: list[str] = []
+    starts: list[int] = []  # where each call block of the current stretch starts
+    for line in lines:
+        if (found := PARALLEL.match(line)) and len(starts) >= int(found[1]):
+            first = starts[-int(found[1])]
+            ends = starts[-int(found[1]):][1:] + [len(out)]
+            blocks = [out[a:b] for a, b in zip(starts[-int(found[1]):], ends)]
+            out[first:] = [ln for block in sorted(blocks) for ln in block]
+            starts = []
+        elif line.startswith("> "):
+            starts.append(len(out))
+        elif not line.startswith("  "):
+            starts = []
         out.append(line)
-    return "\n".join(out + sorted(run, key=lambda ln: SUBAGENT.match(ln)[0]))
+    return out
 
 
 def run_demo(chapter: str, root: Path = ROOT) -> str:
