@@ -551,11 +551,9 @@ def numbered_diff(before: str, after: str, context: int = 1,
         if rows:
             rows.append("   ...")
         for op, i1, i2, j1, j2 in group:
-            if op == "equal":
-                rows += [f"{j + 1:>6}   {b[j]}" for j in range(j1, j2)]
-                continue
-            rows += [f"{i + 1:>6} - {a[i]}" for i in range(i1, i2)]
-            rows += [f"{j + 1:>6} + {b[j]}" for j in range(j1, j2)]
+            mark = " " if op == "equal" else "+"  # a change: its old lines, then new
+            rows += [f"{i + 1:>6} - {a[i]}" for i in range(i1, i2) if mark == "+"]
+            rows += [f"{j + 1:>6} {mark} {b[j]}" for j in range(j1, j2)]
     if len(rows) > max_lines:
         rows = rows[:max_lines] + [f"   ... ({len(rows) - max_lines} more diff lines)"]
     return "\n".join(rows) or "(no line changed)"
@@ -590,8 +588,7 @@ def ripgrep(args: list, cwd: Path | None = None):
 
 # === s02 · list_files: files by glob, newest first ===
 def list_files(pattern: str, path: str = ".") -> str:
-    """Files matching a glob pattern under `path`, newest first, without .git and
-    ignored files. `*.md` matches at the top of `path`, `**/*.md` at any depth."""
+    """Files matching a glob under `path`, newest first; no .git, no ignored files."""
     base = safe_path(path)
     if not base.is_dir():
         raise ToolError(f"{path} is not a directory.")
