@@ -181,9 +181,8 @@ def show_call(block) -> None:
 def short(value, limit: int = 70) -> str:
     """repr(value), or its head and how long it is: one call stays on one line."""
     text = repr(value)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit - 18]}... ({len(text):,} chars)"
+    return (text if len(text) <= limit
+            else f"{text[:limit - 18]}... ({len(text):,} chars)")
 
 
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
@@ -297,10 +296,8 @@ def drop_oldest(messages: list, budget: int) -> int:
 # === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
-    """Run the model and its tools until a reply ends the turn (see STOP_REASONS).
-
-    `messages` is extended in place; the final text is returned.
-    """
+    """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
+    `messages` is extended in place, the final text returned."""
     system = SYSTEM.format(cwd=Path.cwd())
     for _ in range(max_turns):
         response = client.messages.create(

@@ -267,10 +267,9 @@ def write_file(file_path: str, content: str) -> str:
     path = safe_path(file_path)
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory.")
-    existed = path.exists()
+    verb = "Overwrote" if path.exists() else "Created"
     atomic_write(path, content.encode("utf-8"))
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    verb = "Overwrote" if existed else "Created"
     return f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)."
 
 
@@ -350,7 +349,7 @@ def replace_text(text: str, old: str, new: str, replace_all: bool,
     haystack, needle = text, old
     if text.count(old) == 0:  # the model typed ' or " where the file has curly quotes
         haystack, needle = (s.translate(CURLY_TO_STRAIGHT) for s in (text, old))
-    starts = find_all(haystack, needle)
+    starts = [m.start() for m in re.finditer(re.escape(needle), haystack)]
     if not starts:
         raise ToolError(not_found_message(text, old, file_path))
     if len(starts) > 1 and not replace_all:
@@ -365,15 +364,6 @@ def replace_text(text: str, old: str, new: str, replace_all: bool,
     return "".join(out + [text[pos:]])
 
 
-def find_all(haystack: str, needle: str) -> list[int]:
-    """Start of every non-overlapping occurrence."""
-    starts, i = [], haystack.find(needle)
-    while i != -1:
-        starts.append(i)
-        i = haystack.find(needle, i + len(needle))
-    return starts
-
-
 def keep_quote_style(new: str, old: str, found: str) -> str:
     """`new`, with the file's own characters wherever it repeats `old`, and curly
     quotes in the inserted parts if the file used them there."""
@@ -386,19 +376,15 @@ def keep_quote_style(new: str, old: str, found: str) -> str:
         if op == "equal":
             out.append(found[i1:i2])  # what the file really has at these places
         else:  # inserted text: in the file's quote style
-            inserted = new[j1:j2]
-            if not double:
-                inserted = inserted.replace("“", '"').replace("”", '"')
-            if not single:
-                inserted = inserted.replace("‘", "'").replace("’", "'")
-            out.append(curl_quotes(inserted, double, single))
+            out.append(curl_quotes(new[j1:j2], double, single))
     return "".join(out)
 
 
 def curl_quotes(s: str, double: bool, single: bool) -> str:
-    """Straight quotes to curly: opening after a space or bracket, else closing."""
+    """Quotes in the file's style: straight, or curly where the file has curly ones
+    (opening after a space or bracket, else closing)."""
     out = []
-    for i, ch in enumerate(s):
+    for i, ch in enumerate(s.translate(CURLY_TO_STRAIGHT)):
         opening = i == 0 or s[i - 1].isspace() or s[i - 1] in "([{"
         if ch == '"' and double:
             ch = "“" if opening else "”"
@@ -429,11 +415,9 @@ def numbered_diff(before: str, after: str, context: int = 1,
         if rows:
             rows.append("   ...")
         for op, i1, i2, j1, j2 in group:
-            if op == "equal":
-                rows += [f"{j + 1:>6}   {b[j]}" for j in range(j1, j2)]
-                continue
-            rows += [f"{i + 1:>6} - {a[i]}" for i in range(i1, i2)]
-            rows += [f"{j + 1:>6} + {b[j]}" for j in range(j1, j2)]
+            mark = " " if op == "equal" else "+"  # a change: its old lines, then new
+            rows += [f"{i + 1:>6} - {a[i]}" for i in range(i1, i2) if mark == "+"]
+            rows += [f"{j + 1:>6} {mark} {b[j]}" for j in range(j1, j2)]
     if len(rows) > max_lines:
         rows = rows[:max_lines] + [f"   ... ({len(rows) - max_lines} more diff lines)"]
     return "\n".join(rows) or "(no line changed)"
@@ -441,14 +425,9 @@ def numbered_diff(before: str, after: str, context: int = 1,
 
 # === s02 · ripgrep: what list_files and grep_search run ===
 # ripgrep (`rg`) lists and searches a tree faster than Python can, and honours every
-# .gitignore, nested ones too, as git does; the `ripgrep` package ships the binary.
-def find_rg() -> str | None:
-    """ripgrep on PATH, or beside this Python (pip's `ripgrep` in an inactive venv)."""
-    beside = Path(sys.executable).parent / "rg"
-    return shutil.which("rg") or (str(beside) if beside.exists() else None)
-
-
-RG = find_rg()
+# .gitignore, nested ones too, as git does; the `ripgrep` package ships the binary,
+# on PATH or beside this Python (pip's `ripgrep` in a venv that is not activated).
+RG = shutil.which("rg") or shutil.which("rg", path=Path(sys.executable).parent)
 
 
 def ripgrep(args: list, cwd: Path | None = None):
@@ -473,8 +452,7 @@ def ripgrep(args: list, cwd: Path | None = None):
 
 # === s02 · list_files: files by glob, newest first ===
 def list_files(pattern: str, path: str = ".") -> str:
-    """Files matching a glob pattern under `path`, newest first, without .git and
-    ignored files. `*.md` matches at the top of `path`, `**/*.md` at any depth."""
+    """Files matching a glob under `path`, newest first; no .git, no ignored files."""
     base = safe_path(path)
     if not base.is_dir():
         raise ToolError(f"{path} is not a directory.")
@@ -699,9 +677,8 @@ def show_call(block) -> None:
 def short(value, limit: int = 70) -> str:
     """repr(value), or its head and how long it is: one call stays on one line."""
     text = repr(value)
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit - 18]}... ({len(text):,} chars)"
+    return (text if len(text) <= limit
+            else f"{text[:limit - 18]}... ({len(text):,} chars)")
 
 
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
@@ -815,10 +792,8 @@ def drop_oldest(messages: list, budget: int) -> int:
 # === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
-    """Run the model and its tools until a reply ends the turn (see STOP_REASONS).
-
-    `messages` is extended in place; the final text is returned.
-    """
+    """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
+    `messages` is extended in place, the final text returned."""
     system = SYSTEM.format(cwd=Path.cwd())
     for _ in range(max_turns):
         response = client.messages.create(
