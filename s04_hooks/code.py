@@ -5,19 +5,17 @@ s03 put a gate in front of every call, but its policy is whatever the rules can 
 Hooks let the user plug in any program: a command configured in the settings that
 runs before or after a tool, speaking Claude Code's protocol, so a hook written for
 Claude Code works here unchanged. This chapter adds:
-- `hooks` in `.claude/settings.json` and `.claude/settings.local.json` (merged):
-  events PreToolUse, PostToolUse and PostToolUseFailure; matchers by exact name,
-  `A|B` lists or regular expressions, on our tool names and Claude Code's.
+- `hooks` in `.claude/settings*.json` (merged): PreToolUse, PostToolUse and
+  PostToolUseFailure; matchers by exact name, `A|B` lists or regular expressions.
 - running a hook: through the shell in the workspace, one JSON object on stdin,
-  `CLAUDE_PROJECT_DIR` set, a timeout after which it is killed with all it started.
+  `CLAUDE_PROJECT_DIR` set, killed with all it started after its timeout.
 - reading its answer: exit 0 (JSON may decide), exit 2 (block), anything else (a
-  notice to the user, and the call goes on); several hooks combine as
-  deny > ask > allow, whatever their order.
-- the gate: PreToolUse hooks run after validation and before the permission
-  decision. A hook's deny beats every allow; its allow saves a prompt but never
-  beats a deny or ask rule; its ask forces a prompt; its updatedInput is checked by
-  the rules like the model's own input. PostToolUse hooks give the model feedback,
-  and `"continue": false` stops the agent.
+  notice; the call goes on); several hooks combine as deny > ask > allow.
+- the gate: PreToolUse hooks run before the permission decision. A hook's deny beats
+  every allow; its allow saves a prompt but never beats a deny or ask rule; its ask
+  forces a prompt; its updatedInput is checked like the model's own input.
+  PostToolUse hooks give the model feedback, and `"continue": false` stops the agent.
+
 
 Reading map (search for "s04 ·" to find what is new):
   New here:

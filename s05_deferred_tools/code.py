@@ -5,16 +5,14 @@ s04 sent every tool's full schema in every request. With more tools that cost gr
 in every request, for tools that are rarely used. This chapter adds progressive
 disclosure, Claude Code's way of paying only for what is used:
 - deferred tools: `web_fetch`, `enter_plan_mode` and `exit_plan_mode` are known by
-  name only (`DEFERRED_TOOLS`). The model loads one with `tool_search`
-  ('select:a,b' by name, or keywords); from then on `tools_for_request()` sends its
-  schema too. Calling a deferred tool before loading it is an is_error result.
-- a stable tool order for prompt caching: the always-loaded tools first, always in
-  the same order, with a cache_control mark at their end; loaded tools are appended.
-  Automatic caching (`AUTO_CACHE`) caches the conversation too, and each model call
-  shows the input tokens read from the cache and written to it (`show_usage`).
-- plan mode as tools: `enter_plan_mode` switches the permission mode to `plan` (the
-  previous one is kept); writes and commands are denied there; `exit_plan_mode(plan)`
+  name only (`DEFERRED_TOOLS`) until `tool_search` loads them ('select:a,b' or
+  keywords); then `tools_for_request()` sends their schemas too.
+- prompt caching: the always-loaded tools first, in a stable order, a cache_control
+  mark at their end; automatic caching (`AUTO_CACHE`) caches the conversation too,
+  and `show_usage` shows the tokens read from the cache and written to it.
+- plan mode as tools: `enter_plan_mode` switches to `plan`; `exit_plan_mode(plan)`
   shows the plan and asks the user: approved restores the previous mode.
+
 - skills: each `.claude/skills/*/SKILL.md` appears in the system prompt by name and
   description only (its YAML front matter read by PyYAML); `skill(name)` loads its
   instructions and names its folder.

@@ -5,17 +5,12 @@ Until now the loop ran a reply's tool calls one after another. Five reads that e
 wait a second take five seconds; a sub-task that needs its own long conversation
 fills the parent's context. This chapter adds:
 - `is_concurrency_safe(tool_name, tool_input)`: per tool and per input, failing
-  closed. Reads, searches and fetches are safe; `run_shell` only when the read-only
-  classifier proves the command read-only; writes and edits never.
-- `partition_tool_calls`: the reply's calls, in order, cut into consecutive batches.
-  A run of safe calls is one batch that runs in parallel (up to MAX_PARALLEL at
-  once); an unsafe call is a batch of its own. Batches run strictly in order, results
-  go back in call order, and every call still takes the whole `execute_tool` path.
-- streaming: the reply is streamed (`client.messages.stream`), its text printed as
-  it arrives, and a safe call starts as soon as its tool_use block is known whole
-  (another block follows it, or the reply ends as meant), while the model is still
-  writing, if every call before it was safe too. A call cut off by max_tokens is
-  closed like a whole one: it never starts.
+  closed; `run_shell` only when the classifier proves the command read-only.
+- `partition_tool_calls`: the calls, in order, cut into batches: a run of safe calls
+  runs in parallel (up to MAX_PARALLEL), an unsafe call alone. Results go back in
+  call order, and every call still takes the whole `execute_tool` path.
+- streaming (`client.messages.stream`): text printed as it arrives, and a safe call
+  starts as soon as its tool_use block is whole, while the model is still writing.
 - Ctrl-C while tools run: what has not finished is cancelled, its processes killed,
   and every call still gets a tool_result that says so.
 - `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
