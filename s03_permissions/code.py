@@ -36,10 +36,9 @@ Reading map (search for "s03 ·" to find what is new):
     (names for the rules, is_read_only, is_destructive); `safe_path` lets through an
     outside path the user approved, which `display` shows whole; `list_files` and
     `grep_search` leave out what a Read deny rule covers; `execute_tool` moves to
-    the pipeline, with the gate;
-    `run_shell` runs in the sandbox (confine), or asks to run outside it; `main`,
-    `run_offline_demo` and `parse_args` set the mode and show the rules and sandbox;
-    `show_result` leaves out a refusal; `web_fetch` hands a cross-host redirect back.
+    the pipeline, with the gate; `run_shell` runs in the sandbox (confine) or asks
+    to leave it; `main`, `run_offline_demo` and `parse_args` set the mode and show
+    the rules; `show_result` leaves out a refusal; `web_fetch` hands back a redirect.
   Unchanged: the agent loop and the other tools' work.
   Left for later: hooks (s04), deferred tools (s05), concurrency (s06).
 

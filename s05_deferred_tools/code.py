@@ -1330,9 +1330,9 @@ def tool_search(query: str, max_results: int = 5) -> str:
     for name in names:
         if name in DEFERRED_TOOLS and name not in SESSION["loaded"]:
             SESSION["loaded"].append(name)  # never sorted: see tools_for_request
-    definitions = [{key: TOOL_BY_NAME[n][key] for key in ("name", "description",
-                                                          "input_schema")}
-                   for n in dict.fromkeys(names)]
+    keys = ("name", "description", "input_schema")
+    definitions = [{k: TOOL_BY_NAME[n][k] for k in keys} for n in dict.fromkeys(names)]
+
     return (f"Loaded {len(definitions)} tool(s); you can call them now:\n"
             + "\n".join(json.dumps(d) for d in definitions))
 

@@ -1379,9 +1379,9 @@ def tool_search(query: str, max_results: int = 5) -> str:
     for name in names:
         if name in DEFERRED_TOOLS and name not in SESSION["loaded"]:
             SESSION["loaded"].append(name)  # never sorted: see tools_for_request
-    definitions = [{key: TOOL_BY_NAME[n][key] for key in ("name", "description",
-                                                          "input_schema")}
-                   for n in dict.fromkeys(names)]
+    keys = ("name", "description", "input_schema")
+    definitions = [{k: TOOL_BY_NAME[n][k] for k in keys} for n in dict.fromkeys(names)]
+
     return (f"Loaded {len(definitions)} tool(s); you can call them now:\n"
             + "\n".join(json.dumps(d) for d in definitions))
 
@@ -2176,10 +2176,8 @@ def is_concurrency_safe(tool_name: str, tool_input) -> bool:
     """May this call run at the same time as its neighbours? The tool's metadata says,
     per input. Fails closed: an unknown tool, a tool that does not say, bad input, a
     failing check all mean no. A wrong "no" costs time; a wrong "yes" loses a write."""
-    if not isinstance(tool_input, dict):
-        return False
-    return ask_meta(tool_meta(tool_name), "is_concurrency_safe", tool_input,
-                    False) is True
+    return isinstance(tool_input, dict) and ask_meta(
+        tool_meta(tool_name), "is_concurrency_safe", tool_input, False) is True
 
 
 def partition_tool_calls(blocks: list) -> list[list]:
