@@ -13,10 +13,8 @@ every call first passes a permission gate, inside the one pipeline every call ta
 - protected paths (git hooks, the agent's settings, ~/.ssh ...): writing one asks.
 - an OS sandbox for run_shell (bubblewrap or Seatbelt, in sandbox.py): writes only
   where its verdict allows, no network, no home; `dangerouslyDisableSandbox` asks.
-
 - asking: y / n / always on a terminal (outside paths too); no terminal, no yes.
 - read-before-edit: no edit to a file unread, or changed on disk since it was read.
-
 
 Reading map (search for "s03 ·" to find what is new):
   New here:
@@ -866,7 +864,6 @@ def load_settings() -> dict:
     for name in SETTINGS_FILES:
         if not (file := Path.cwd() / name).is_file():
             continue
-
         try:
             permissions = json.loads(file.read_text(encoding="utf-8")).get(
                 "permissions", {})
@@ -985,7 +982,6 @@ def read_deny_patterns(rules: dict | None = None) -> list:
     list_files and grep_search leave out what they cover, as read_file refuses it."""
     deny = (load_settings() if rules is None else rules).get("deny", [])
     return [c for n, c in map(parse_rule, deny) if n == "Read" and c]
-
 
 
 def read_denied(patterns: list, path: str) -> bool:

@@ -16,7 +16,6 @@ Claude Code works here unchanged. This chapter adds:
   forces a prompt; its updatedInput is checked like the model's own input.
   PostToolUse hooks give the model feedback, and `"continue": false` stops the agent.
 
-
 Reading map (search for "s04 ·" to find what is new):
   New here:
     s04 · hooks: the settings
@@ -860,7 +859,6 @@ def load_settings() -> dict:
     for name in SETTINGS_FILES:
         if not (file := Path.cwd() / name).is_file():
             continue
-
         try:
             permissions = json.loads(file.read_text(encoding="utf-8")).get(
                 "permissions", {})
@@ -979,7 +977,6 @@ def read_deny_patterns(rules: dict | None = None) -> list:
     list_files and grep_search leave out what they cover, as read_file refuses it."""
     deny = (load_settings() if rules is None else rules).get("deny", [])
     return [c for n, c in map(parse_rule, deny) if n == "Read" and c]
-
 
 
 def read_denied(patterns: list, path: str) -> bool:
@@ -1640,12 +1637,9 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
                   context: str = "") -> tuple[str, bool]:
     """PostToolUse (or PostToolUseFailure) hooks: the result stands. What hooks
     said for the model (`context` from PreToolUse, then theirs) comes after it."""
-    if is_error:
-        hook = run_hooks("PostToolUseFailure", block.name, tool_input, block.id,
-                         error=output)
-    else:
-        hook = run_hooks("PostToolUse", block.name, tool_input, block.id,
-                         tool_response=output)
+    event, field = (("PostToolUseFailure", "error") if is_error
+                    else ("PostToolUse", "tool_response"))  # Claude Code's payloads
+    hook = run_hooks(event, block.name, tool_input, block.id, **{field: output})
     if hook["stop"]:
         SESSION["stop"] = hook["stop"]
     said = "\n".join(text for text in (context, hook["feedback"], hook["context"])

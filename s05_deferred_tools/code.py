@@ -12,7 +12,6 @@ disclosure, Claude Code's way of paying only for what is used:
   and `show_usage` shows the tokens read from the cache and written to it.
 - plan mode as tools: `enter_plan_mode` switches to `plan`; `exit_plan_mode(plan)`
   shows the plan and asks the user: approved restores the previous mode.
-
 - skills: each `.claude/skills/*/SKILL.md` appears in the system prompt by name and
   description only (its YAML front matter read by PyYAML); `skill(name)` loads its
   instructions and names its folder.
@@ -879,7 +878,6 @@ def load_settings() -> dict:
     for name in SETTINGS_FILES:
         if not (file := Path.cwd() / name).is_file():
             continue
-
         try:
             permissions = json.loads(file.read_text(encoding="utf-8")).get(
                 "permissions", {})
@@ -998,7 +996,6 @@ def read_deny_patterns(rules: dict | None = None) -> list:
     list_files and grep_search leave out what they cover, as read_file refuses it."""
     deny = (load_settings() if rules is None else rules).get("deny", [])
     return [c for n, c in map(parse_rule, deny) if n == "Read" and c]
-
 
 
 def read_denied(patterns: list, path: str) -> bool:
@@ -1332,7 +1329,6 @@ def tool_search(query: str, max_results: int = 5) -> str:
             SESSION["loaded"].append(name)  # never sorted: see tools_for_request
     keys = ("name", "description", "input_schema")
     definitions = [{k: TOOL_BY_NAME[n][k] for k in keys} for n in dict.fromkeys(names)]
-
     return (f"Loaded {len(definitions)} tool(s); you can call them now:\n"
             + "\n".join(json.dumps(d) for d in definitions))
 
@@ -1904,12 +1900,9 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
                   context: str = "") -> tuple[str, bool]:
     """PostToolUse (or PostToolUseFailure) hooks: the result stands. What hooks
     said for the model (`context` from PreToolUse, then theirs) comes after it."""
-    if is_error:
-        hook = run_hooks("PostToolUseFailure", block.name, tool_input, block.id,
-                         error=output)
-    else:
-        hook = run_hooks("PostToolUse", block.name, tool_input, block.id,
-                         tool_response=output)
+    event, field = (("PostToolUseFailure", "error") if is_error
+                    else ("PostToolUse", "tool_response"))  # Claude Code's payloads
+    hook = run_hooks(event, block.name, tool_input, block.id, **{field: output})
     if hook["stop"]:
         SESSION["stop"] = hook["stop"]
     said = "\n".join(text for text in (context, hook["feedback"], hook["context"])
