@@ -4,28 +4,17 @@
 s02 let the model run any tool it liked; all that stopped it was safe_path. Here
 every call first passes a permission gate, inside the one pipeline every call takes
 (look up, validate, read-before-edit, permission, run, shape). This chapter adds:
-- tool metadata, registered with each tool: `is_read_only(input)` and
-  `is_destructive(input)`, decided per input; a tool that declares nothing gets the
-  safe defaults.
-- permission modes: default, acceptEdits, plan, bypassPermissions
-  (`--permission-mode`, or `permissions.defaultMode` in the settings).
-- allow / deny / ask rules in Claude Code's format, from `.claude/settings.json`
-  and `.claude/settings.local.json`: deny, then ask, then allow; first match wins.
-- a bash classifier, in its own file (bash_safety.py, a deep dive a first reading
-  skips): shell commands parsed with tree-sitter-bash (Claude Code's own grammar);
-  read-only as allow-list tables (`is_read_only_command`), redirections as writes
-  that the Edit rules judge; dangerous commands as one table that asks in every
-  mode, behind wrappers (`sudo`, `sh -c`, `find -exec` ...) and braces.
+- tool metadata (`is_read_only`, `is_destructive`), per input; safe defaults.
+- permission modes (default, acceptEdits, plan, bypassPermissions) and allow / deny /
+  ask rules in Claude Code's format from `.claude/settings*.json`: deny, then ask,
+  then allow. Read and Edit rules cover every tool and command that reads or writes.
+- a bash classifier (bash_safety.py, a deep dive a first reading skips): commands
+  parsed with tree-sitter-bash; read-only programs and dangerous commands as tables.
 - protected paths (git hooks, the agent's settings, ~/.ssh ...): writing one asks.
-- an OS sandbox for run_shell (bubblewrap on Linux, Seatbelt on macOS; the
-  mechanics in sandbox.py, skippable): every command runs confined, writes only
+- an OS sandbox for run_shell (bubblewrap or Seatbelt, in sandbox.py): writes only
   where its verdict allows, no network, no home; `dangerouslyDisableSandbox` asks.
-- deny rules that see every command a line runs; Read and Edit rules that cover
-  every tool that reads or writes (grep_search and list_files leave denied files out).
-- asking: y / n / always on a terminal; with no terminal, the answer is no, and
-  the model is told why. Paths outside the workspace become a question.
-- read-before-edit: no edit to a file the agent has not read, or that changed on
-  disk since it did. What the session remembers is one dict, `SESSION`.
+- asking: y / n / always on a terminal (outside paths too); no terminal, no yes.
+- read-before-edit: no edit to a file unread, or changed on disk since it was read.
 
 Reading map (search for "s03 ·" to find what is new):
   New here:
@@ -40,18 +29,14 @@ Reading map (search for "s03 ·" to find what is new):
     s03 · permissions: asking the user
     s03 · permissions: read before edit
     s03 · permissions: the one path every call takes
-    bash_safety.py: the bash classifier, which has a reading map of its own
-    sandbox.py: bubblewrap's arguments and Seatbelt's profile (its own map too)
-  Changed here: `register` takes each tool's safety metadata, and every tool's
-    registration gives it (names for the rules, is_read_only, is_destructive);
-    `safe_path` lets through an outside path the user approved, which `display`
-    then shows whole; `list_files` and `grep_search` leave out what a Read deny
-    rule covers; `execute_tool` moves to the pipeline, with the gate in it;
-    `run_shell` runs its command in the sandbox (confine), and may be asked to
-    run outside it; `main` and `run_offline_demo` set the mode and say which rules
-    (and which sandbox) are in force;
-    `parse_args` adds --permission-mode; `show_result` leaves out a refusal;
-    `web_fetch` hands a redirect to another host back to the model.
+    bash_safety.py and sandbox.py: the classifier and the sandbox (own reading maps)
+  Changed here: `register` and each tool's registration take its safety metadata
+    (names for the rules, is_read_only, is_destructive); `safe_path` lets through an
+    outside path the user approved, which `display` shows whole; `list_files` and
+    `grep_search` leave out what a Read deny rule covers; `execute_tool` moves to
+    the pipeline, with the gate; `run_shell` runs in the sandbox (confine) or asks
+    to leave it; `main`, `run_offline_demo` and `parse_args` set the mode and show
+    the rules; `show_result` leaves out a refusal; `web_fetch` hands back a redirect.
   Unchanged: the agent loop and the other tools' work.
   Left for later: hooks (s04), deferred tools (s05), concurrency (s06).
 
@@ -149,8 +134,7 @@ def reset_session() -> None:
 
 # === s03 · permissions: where a path really leads ===
 def resolve_path(path: str) -> Path:
-    """Where `path` really points (`..`, `~` and symbolic links followed), without
-    refusing anything: the permission gate decides about paths outside."""
+    """Where `path` really points (`..`, `~`, links followed); the gate judges it."""
     full = Path.cwd().resolve() / Path(path).expanduser()
     try:
         return full.resolve()
@@ -159,8 +143,7 @@ def resolve_path(path: str) -> Path:
 
 
 def is_inside(full: Path) -> bool:
-    workspace = Path.cwd().resolve()
-    return full == workspace or workspace in full.parents
+    return full.is_relative_to(Path.cwd().resolve())
 
 
 # === s03 · permissions: protected paths ===
@@ -176,11 +159,9 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".claude/settings.local.json": "the agent's own permission settings",
     ".mcp.json": "the MCP servers the agent starts (programs)",
     ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
-    ".bashrc": "a shell start-up file", ".bash_profile": "a shell start-up file",
-    ".bash_login": "a shell start-up file", ".profile": "a shell start-up file",
-    ".zshrc": "a shell start-up file", ".zprofile": "a shell start-up file",
-    ".zshenv": "a shell start-up file", "~/.ssh/": "your SSH keys",
-    "~/.gitconfig": "git's config (which can run programs)",
+    **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
+                     ".zprofile", ".zshenv"), "a shell start-up file"),
+    "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)",
 }
 
 
@@ -632,9 +613,8 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
 
 # === s03 · web_fetch: the gate sees every host it reaches ===
 def url_host(url: str) -> str:
-    """The host a URL reaches, as the network reads it: `127.1`, `2130706433`,
-    `0x7f.1` and `[::ffff:127.0.0.1]` all reach 127.0.0.1, so a rule written for
-    one spelling covers the others."""
+    """The host a URL reaches, as the network reads it: `127.1`, `0x7f.1` and
+    `[::ffff:127.0.0.1]` all reach 127.0.0.1, so one rule covers every spelling."""
     host = (urlparse(url).hostname or "").lower().rstrip(".")
     try:
         if re.fullmatch(r"[0-9][0-9a-fx.]*", host):  # inet_aton reads it as the OS does
@@ -646,9 +626,8 @@ def url_host(url: str) -> str:
 
 
 class SameHostRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect on the same host only. One to another host goes back to the
-    model, as in Claude Code's WebFetch: the next web_fetch passes the gate, so an
-    allowed page cannot lead the agent to a denied host, or to this machine."""
+    """Follow a redirect on the same host only; one to another host goes back to the
+    model (as in Claude Code's WebFetch), so a page cannot lead it past the gate."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if url_host(newurl) != url_host(req.full_url):
@@ -860,8 +839,7 @@ def load_settings() -> dict:
     the local file's defaultMode wins. A broken file is reported, not guessed at."""
     merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
     for name in SETTINGS_FILES:
-        file = Path.cwd() / name
-        if not file.is_file():
+        if not (file := Path.cwd() / name).is_file():
             continue
         try:
             permissions = json.loads(file.read_text(encoding="utf-8")).get(
@@ -888,10 +866,10 @@ def parse_rule(rule: str) -> tuple[str, str | None]:
     return rule, None
 
 
-def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
-    """Does a deny or ask rule match this call? None if not, else a note on how
-    ("" when it plainly matches). A shell command answers Bash rules for every
-    command it runs, Read rules for the paths it reads, Edit rules for its writes."""
+def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | None:
+    """Does a rule match this call? None if not, else a note on how ("" when it
+    plainly matches). A shell command answers Bash rules for every command it
+    runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
         effects = shell_effects(tool_input["command"])
@@ -908,7 +886,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
         return shell_rule_applies(content, tool_input["command"])
     if tool in PATH_TOOLS:
         matched = any(path_rule_matches(content, p)
-                      for p in rule_paths(tool_input, True))
+                      for p in rule_paths(tool_input, deny))
         return "" if matched else None
     if tool == "web_fetch" and content.startswith("domain:"):
         return "" if url_host(tool_input["url"]) == url_host(
@@ -954,9 +932,8 @@ def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
     """The path as written (normalised) and as resolved; allow rules use only the
     resolved one, so a symbolic link cannot launder a path into an allow rule."""
     resolved = resolve_path(path_of(tool_input))
-    written = Path(os.path.normpath(
-        Path.cwd() / os.path.expanduser(path_of(tool_input))))
-    return [resolved, written] if deny else [resolved]
+    written = os.path.normpath(Path.cwd() / os.path.expanduser(path_of(tool_input)))
+    return [resolved, Path(written)] if deny else [resolved]
 
 
 def path_rule_matches(pattern: str, path: Path) -> bool:
@@ -977,10 +954,11 @@ def path_rule_matches(pattern: str, path: Path) -> bool:
             or path.is_dir() and spec.match_file(rel + "/"))
 
 
-def read_deny_patterns() -> list:
-    """The patterns of the Read deny rules: list_files and grep_search leave out
-    what they cover, as read_file refuses it."""
-    return [c for n, c in map(parse_rule, load_settings()["deny"]) if n == "Read" and c]
+def read_deny_patterns(rules: dict | None = None) -> list:
+    """The patterns of the Read deny rules (of the settings unless given):
+    list_files and grep_search leave out what they cover, as read_file refuses it."""
+    deny = (load_settings() if rules is None else rules).get("deny", [])
+    return [c for n, c in map(parse_rule, deny) if n == "Read" and c]
 
 
 def read_denied(patterns: list, path: str) -> bool:
@@ -991,21 +969,6 @@ def read_denied(patterns: list, path: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
-def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
-    """The allow rule that covers this call (not run_shell: see shell_decision)."""
-    for rule in allow:
-        name, content = parse_rule(rule)
-        if name != tool and name not in tool_meta(tool)["names"]:
-            continue
-        if content in (None, "*", "") or tool == "web_fetch" and rule_applies(
-                rule, tool, tool_input) is not None:
-            return rule
-        if tool in PATH_TOOLS and any(path_rule_matches(content, p)
-                                      for p in rule_paths(tool_input, deny=False)):
-            return rule
-    return None
 
 
 def permission_summary() -> str:
@@ -1145,7 +1108,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     # 4. allow rules; a shell command is judged part by part.
     if tool == "run_shell" and mode != "bypassPermissions":
         return shell_decision(tool_input, mode, rules)
-    if rule := allowed_by_rules(rules.get("allow", []), tool, tool_input):
+    if rule := first_rule(rules.get("allow", []), tool, tool_input, deny=False):
         return "allow", f"allow rule {rule}", "rule"
     # 5. the mode decides the rest.
     if mode == "bypassPermissions":
@@ -1162,9 +1125,9 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     return "ask", f"{mode} mode: {tool} changes files", "mode"
 
 
-def first_rule(rules: list, tool: str, tool_input: dict) -> str | None:
+def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:
     for rule in rules:
-        note = rule_applies(rule, tool, tool_input)
+        note = rule_applies(rule, tool, tool_input, deny)
         if note is not None:
             return rule + note
     return None
@@ -1176,15 +1139,12 @@ MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
 def denied_inside(command: str, rules: dict) -> str | None:
     """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
     Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
-    patterns = [c for n, c in map(parse_rule, rules.get("deny", []))
-                if n == "Read" and c]
-    roots = [p for p, recursive in shell_effects(command).reads
-             if recursive and patterns]
+    patterns = read_deny_patterns(rules)
+    roots = [p for p, recursive in shell_effects(command).reads if recursive]
     for root in roots if patterns else ():
         for count, (folder, dirs, files) in enumerate(os.walk(root)):
             for path in (Path(folder, name) for name in dirs + files):
-                if count > MAX_WALK or any(path_rule_matches(p, path)
-                                           for p in patterns):
+                if count > MAX_WALK or read_denied(patterns, str(path)):
                     return (f"it reads all of {display(root)}, which holds "
                             f"{display(path)}, and a Read deny rule covers that")
     return None
@@ -1192,9 +1152,8 @@ def denied_inside(command: str, rules: dict) -> str | None:
 
 def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, str]:
     """A command line runs unasked only if every command in it is read-only or
-    allowed by a Bash rule, every redirection writes where an Edit rule or
-    acceptEdits lets it, and no recursive read covers a path a Read rule denies. A
-    run outside the sandbox always asks (bypassPermissions never comes here)."""
+    allowed by a Bash rule, and every redirection writes where an Edit rule or
+    acceptEdits lets it. Outside the sandbox it asks (bypassPermissions never comes)."""
     if unsandboxed(tool_input):
         return "ask", "it asks to run outside the sandbox", "sandbox"
     effects, used = shell_effects(tool_input["command"]), []
@@ -1305,7 +1264,6 @@ def check_permission(tool_name: str, tool_input: dict) -> str | None:
 
 
 def show_decision(decision: str, reason: str) -> None:
-    """Print what the permission gate decided about a call, and why, whole."""
     row = f"  [{decision}] {reason}"
     print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
 

@@ -5,19 +5,16 @@ s03 put a gate in front of every call, but its policy is whatever the rules can 
 Hooks let the user plug in any program: a command configured in the settings that
 runs before or after a tool, speaking Claude Code's protocol, so a hook written for
 Claude Code works here unchanged. This chapter adds:
-- `hooks` in `.claude/settings.json` and `.claude/settings.local.json` (merged):
-  events PreToolUse, PostToolUse and PostToolUseFailure; matchers by exact name,
-  `A|B` lists or regular expressions, on our tool names and Claude Code's.
+- `hooks` in `.claude/settings*.json` (merged): PreToolUse, PostToolUse and
+  PostToolUseFailure; matchers by exact name, `A|B` lists or regular expressions.
 - running a hook: through the shell in the workspace, one JSON object on stdin,
-  `CLAUDE_PROJECT_DIR` set, a timeout after which it is killed with all it started.
+  `CLAUDE_PROJECT_DIR` set, killed with all it started after its timeout.
 - reading its answer: exit 0 (JSON may decide), exit 2 (block), anything else (a
-  notice to the user, and the call goes on); several hooks combine as
-  deny > ask > allow, whatever their order.
-- the gate: PreToolUse hooks run after validation and before the permission
-  decision. A hook's deny beats every allow; its allow saves a prompt but never
-  beats a deny or ask rule; its ask forces a prompt; its updatedInput is checked by
-  the rules like the model's own input. PostToolUse hooks give the model feedback,
-  and `"continue": false` stops the agent.
+  notice; the call goes on); several hooks combine as deny > ask > allow.
+- the gate: PreToolUse hooks run before the permission decision. A hook's deny beats
+  every allow; its allow saves a prompt but never beats a deny or ask rule; its ask
+  forces a prompt; its updatedInput is checked like the model's own input.
+  PostToolUse hooks give the model feedback, and `"continue": false` stops the agent.
 
 Reading map (search for "s04 ·" to find what is new):
   New here:
@@ -132,8 +129,7 @@ def reset_session() -> None:
 
 # === s03 · permissions: where a path really leads ===
 def resolve_path(path: str) -> Path:
-    """Where `path` really points (`..`, `~` and symbolic links followed), without
-    refusing anything: the permission gate decides about paths outside."""
+    """Where `path` really points (`..`, `~`, links followed); the gate judges it."""
     full = Path.cwd().resolve() / Path(path).expanduser()
     try:
         return full.resolve()
@@ -142,8 +138,7 @@ def resolve_path(path: str) -> Path:
 
 
 def is_inside(full: Path) -> bool:
-    workspace = Path.cwd().resolve()
-    return full == workspace or workspace in full.parents
+    return full.is_relative_to(Path.cwd().resolve())
 
 
 # === s03 · permissions: protected paths ===
@@ -159,11 +154,9 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".claude/settings.local.json": "the agent's own permission settings",
     ".mcp.json": "the MCP servers the agent starts (programs)",
     ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
-    ".bashrc": "a shell start-up file", ".bash_profile": "a shell start-up file",
-    ".bash_login": "a shell start-up file", ".profile": "a shell start-up file",
-    ".zshrc": "a shell start-up file", ".zprofile": "a shell start-up file",
-    ".zshenv": "a shell start-up file", "~/.ssh/": "your SSH keys",
-    "~/.gitconfig": "git's config (which can run programs)",
+    **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
+                     ".zprofile", ".zshenv"), "a shell start-up file"),
+    "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)",
 }
 
 
@@ -615,9 +608,8 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
 
 # === s03 · web_fetch: the gate sees every host it reaches ===
 def url_host(url: str) -> str:
-    """The host a URL reaches, as the network reads it: `127.1`, `2130706433`,
-    `0x7f.1` and `[::ffff:127.0.0.1]` all reach 127.0.0.1, so a rule written for
-    one spelling covers the others."""
+    """The host a URL reaches, as the network reads it: `127.1`, `0x7f.1` and
+    `[::ffff:127.0.0.1]` all reach 127.0.0.1, so one rule covers every spelling."""
     host = (urlparse(url).hostname or "").lower().rstrip(".")
     try:
         if re.fullmatch(r"[0-9][0-9a-fx.]*", host):  # inet_aton reads it as the OS does
@@ -629,9 +621,8 @@ def url_host(url: str) -> str:
 
 
 class SameHostRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect on the same host only. One to another host goes back to the
-    model, as in Claude Code's WebFetch: the next web_fetch passes the gate, so an
-    allowed page cannot lead the agent to a denied host, or to this machine."""
+    """Follow a redirect on the same host only; one to another host goes back to the
+    model (as in Claude Code's WebFetch), so a page cannot lead it past the gate."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if url_host(newurl) != url_host(req.full_url):
@@ -843,8 +834,7 @@ def load_settings() -> dict:
     the local file's defaultMode wins. A broken file is reported, not guessed at."""
     merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
     for name in SETTINGS_FILES:
-        file = Path.cwd() / name
-        if not file.is_file():
+        if not (file := Path.cwd() / name).is_file():
             continue
         try:
             permissions = json.loads(file.read_text(encoding="utf-8")).get(
@@ -871,10 +861,10 @@ def parse_rule(rule: str) -> tuple[str, str | None]:
     return rule, None
 
 
-def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
-    """Does a deny or ask rule match this call? None if not, else a note on how
-    ("" when it plainly matches). A shell command answers Bash rules for every
-    command it runs, Read rules for the paths it reads, Edit rules for its writes."""
+def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | None:
+    """Does a rule match this call? None if not, else a note on how ("" when it
+    plainly matches). A shell command answers Bash rules for every command it
+    runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
         effects = shell_effects(tool_input["command"])
@@ -891,7 +881,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
         return shell_rule_applies(content, tool_input["command"])
     if tool in PATH_TOOLS:
         matched = any(path_rule_matches(content, p)
-                      for p in rule_paths(tool_input, True))
+                      for p in rule_paths(tool_input, deny))
         return "" if matched else None
     if tool == "web_fetch" and content.startswith("domain:"):
         return "" if url_host(tool_input["url"]) == url_host(
@@ -937,9 +927,8 @@ def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
     """The path as written (normalised) and as resolved; allow rules use only the
     resolved one, so a symbolic link cannot launder a path into an allow rule."""
     resolved = resolve_path(path_of(tool_input))
-    written = Path(os.path.normpath(
-        Path.cwd() / os.path.expanduser(path_of(tool_input))))
-    return [resolved, written] if deny else [resolved]
+    written = os.path.normpath(Path.cwd() / os.path.expanduser(path_of(tool_input)))
+    return [resolved, Path(written)] if deny else [resolved]
 
 
 def path_rule_matches(pattern: str, path: Path) -> bool:
@@ -960,10 +949,11 @@ def path_rule_matches(pattern: str, path: Path) -> bool:
             or path.is_dir() and spec.match_file(rel + "/"))
 
 
-def read_deny_patterns() -> list:
-    """The patterns of the Read deny rules: list_files and grep_search leave out
-    what they cover, as read_file refuses it."""
-    return [c for n, c in map(parse_rule, load_settings()["deny"]) if n == "Read" and c]
+def read_deny_patterns(rules: dict | None = None) -> list:
+    """The patterns of the Read deny rules (of the settings unless given):
+    list_files and grep_search leave out what they cover, as read_file refuses it."""
+    deny = (load_settings() if rules is None else rules).get("deny", [])
+    return [c for n, c in map(parse_rule, deny) if n == "Read" and c]
 
 
 def read_denied(patterns: list, path: str) -> bool:
@@ -974,21 +964,6 @@ def read_denied(patterns: list, path: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
-def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
-    """The allow rule that covers this call (not run_shell: see shell_decision)."""
-    for rule in allow:
-        name, content = parse_rule(rule)
-        if name != tool and name not in tool_meta(tool)["names"]:
-            continue
-        if content in (None, "*", "") or tool == "web_fetch" and rule_applies(
-                rule, tool, tool_input) is not None:
-            return rule
-        if tool in PATH_TOOLS and any(path_rule_matches(content, p)
-                                      for p in rule_paths(tool_input, deny=False)):
-            return rule
-    return None
 
 
 def permission_summary() -> str:
@@ -1128,7 +1103,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     # 4. allow rules; a shell command is judged part by part.
     if tool == "run_shell" and mode != "bypassPermissions":
         return shell_decision(tool_input, mode, rules)
-    if rule := allowed_by_rules(rules.get("allow", []), tool, tool_input):
+    if rule := first_rule(rules.get("allow", []), tool, tool_input, deny=False):
         return "allow", f"allow rule {rule}", "rule"
     # 5. the mode decides the rest.
     if mode == "bypassPermissions":
@@ -1145,9 +1120,9 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     return "ask", f"{mode} mode: {tool} changes files", "mode"
 
 
-def first_rule(rules: list, tool: str, tool_input: dict) -> str | None:
+def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:
     for rule in rules:
-        note = rule_applies(rule, tool, tool_input)
+        note = rule_applies(rule, tool, tool_input, deny)
         if note is not None:
             return rule + note
     return None
@@ -1159,15 +1134,12 @@ MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
 def denied_inside(command: str, rules: dict) -> str | None:
     """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
     Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
-    patterns = [c for n, c in map(parse_rule, rules.get("deny", []))
-                if n == "Read" and c]
-    roots = [p for p, recursive in shell_effects(command).reads
-             if recursive and patterns]
+    patterns = read_deny_patterns(rules)
+    roots = [p for p, recursive in shell_effects(command).reads if recursive]
     for root in roots if patterns else ():
         for count, (folder, dirs, files) in enumerate(os.walk(root)):
             for path in (Path(folder, name) for name in dirs + files):
-                if count > MAX_WALK or any(path_rule_matches(p, path)
-                                           for p in patterns):
+                if count > MAX_WALK or read_denied(patterns, str(path)):
                     return (f"it reads all of {display(root)}, which holds "
                             f"{display(path)}, and a Read deny rule covers that")
     return None
@@ -1175,9 +1147,8 @@ def denied_inside(command: str, rules: dict) -> str | None:
 
 def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, str]:
     """A command line runs unasked only if every command in it is read-only or
-    allowed by a Bash rule, every redirection writes where an Edit rule or
-    acceptEdits lets it, and no recursive read covers a path a Read rule denies. A
-    run outside the sandbox always asks (bypassPermissions never comes here)."""
+    allowed by a Bash rule, and every redirection writes where an Edit rule or
+    acceptEdits lets it. Outside the sandbox it asks (bypassPermissions never comes)."""
     if unsandboxed(tool_input):
         return "ask", "it asks to run outside the sandbox", "sandbox"
     effects, used = shell_effects(tool_input["command"]), []
@@ -1290,7 +1261,6 @@ def check_permission(tool_name: str, tool_input: dict,
 
 
 def show_decision(decision: str, reason: str) -> None:
-    """Print what the permission gate decided about a call, and why, whole."""
     row = f"  [{decision}] {reason}"
     print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
 
@@ -1644,12 +1614,9 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
                   context: str = "") -> tuple[str, bool]:
     """PostToolUse (or PostToolUseFailure) hooks: the result stands. What hooks
     said for the model (`context` from PreToolUse, then theirs) comes after it."""
-    if is_error:
-        hook = run_hooks("PostToolUseFailure", block.name, tool_input, block.id,
-                         error=output)
-    else:
-        hook = run_hooks("PostToolUse", block.name, tool_input, block.id,
-                         tool_response=output)
+    event, field = (("PostToolUseFailure", "error") if is_error
+                    else ("PostToolUse", "tool_response"))  # Claude Code's payloads
+    hook = run_hooks(event, block.name, tool_input, block.id, **{field: output})
     if hook["stop"]:
         SESSION["stop"] = hook["stop"]
     said = "\n".join(text for text in (context, hook["feedback"], hook["context"])

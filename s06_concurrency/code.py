@@ -5,17 +5,12 @@ Until now the loop ran a reply's tool calls one after another. Five reads that e
 wait a second take five seconds; a sub-task that needs its own long conversation
 fills the parent's context. This chapter adds:
 - `is_concurrency_safe(tool_name, tool_input)`: per tool and per input, failing
-  closed. Reads, searches and fetches are safe; `run_shell` only when the read-only
-  classifier proves the command read-only; writes and edits never.
-- `partition_tool_calls`: the reply's calls, in order, cut into consecutive batches.
-  A run of safe calls is one batch that runs in parallel (up to MAX_PARALLEL at
-  once); an unsafe call is a batch of its own. Batches run strictly in order, results
-  go back in call order, and every call still takes the whole `execute_tool` path.
-- streaming: the reply is streamed (`client.messages.stream`), its text printed as
-  it arrives, and a safe call starts as soon as its tool_use block is known whole
-  (another block follows it, or the reply ends as meant), while the model is still
-  writing, if every call before it was safe too. A call cut off by max_tokens is
-  closed like a whole one: it never starts.
+  closed; `run_shell` only when the classifier proves the command read-only.
+- `partition_tool_calls`: the calls, in order, cut into batches: a run of safe calls
+  runs in parallel (up to MAX_PARALLEL), an unsafe call alone. Results go back in
+  call order, and every call still takes the whole `execute_tool` path.
+- streaming (`client.messages.stream`): text printed as it arrives, and a safe call
+  starts as soon as its tool_use block is whole, while the model is still writing.
 - Ctrl-C while tools run: what has not finished is cancelled, its processes killed,
   and every call still gets a tool_result that says so.
 - `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
@@ -163,8 +158,7 @@ def tools_for_request() -> list[dict]:
 
 # === s03 · permissions: where a path really leads ===
 def resolve_path(path: str) -> Path:
-    """Where `path` really points (`..`, `~` and symbolic links followed), without
-    refusing anything: the permission gate decides about paths outside."""
+    """Where `path` really points (`..`, `~`, links followed); the gate judges it."""
     full = Path.cwd().resolve() / Path(path).expanduser()
     try:
         return full.resolve()
@@ -173,8 +167,7 @@ def resolve_path(path: str) -> Path:
 
 
 def is_inside(full: Path) -> bool:
-    workspace = Path.cwd().resolve()
-    return full == workspace or workspace in full.parents
+    return full.is_relative_to(Path.cwd().resolve())
 
 
 # === s03 · permissions: protected paths ===
@@ -190,11 +183,9 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".claude/settings.local.json": "the agent's own permission settings",
     ".mcp.json": "the MCP servers the agent starts (programs)",
     ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
-    ".bashrc": "a shell start-up file", ".bash_profile": "a shell start-up file",
-    ".bash_login": "a shell start-up file", ".profile": "a shell start-up file",
-    ".zshrc": "a shell start-up file", ".zprofile": "a shell start-up file",
-    ".zshenv": "a shell start-up file", "~/.ssh/": "your SSH keys",
-    "~/.gitconfig": "git's config (which can run programs)",
+    **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
+                     ".zprofile", ".zshenv"), "a shell start-up file"),
+    "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)",
 }
 
 
@@ -649,9 +640,8 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
 
 # === s03 · web_fetch: the gate sees every host it reaches ===
 def url_host(url: str) -> str:
-    """The host a URL reaches, as the network reads it: `127.1`, `2130706433`,
-    `0x7f.1` and `[::ffff:127.0.0.1]` all reach 127.0.0.1, so a rule written for
-    one spelling covers the others."""
+    """The host a URL reaches, as the network reads it: `127.1`, `0x7f.1` and
+    `[::ffff:127.0.0.1]` all reach 127.0.0.1, so one rule covers every spelling."""
     host = (urlparse(url).hostname or "").lower().rstrip(".")
     try:
         if re.fullmatch(r"[0-9][0-9a-fx.]*", host):  # inet_aton reads it as the OS does
@@ -663,9 +653,8 @@ def url_host(url: str) -> str:
 
 
 class SameHostRedirects(urllib.request.HTTPRedirectHandler):
-    """Follow a redirect on the same host only. One to another host goes back to the
-    model, as in Claude Code's WebFetch: the next web_fetch passes the gate, so an
-    allowed page cannot lead the agent to a denied host, or to this machine."""
+    """Follow a redirect on the same host only; one to another host goes back to the
+    model (as in Claude Code's WebFetch), so a page cannot lead it past the gate."""
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         if url_host(newurl) != url_host(req.full_url):
@@ -880,8 +869,7 @@ def load_settings() -> dict:
     the local file's defaultMode wins. A broken file is reported, not guessed at."""
     merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
     for name in SETTINGS_FILES:
-        file = Path.cwd() / name
-        if not file.is_file():
+        if not (file := Path.cwd() / name).is_file():
             continue
         try:
             permissions = json.loads(file.read_text(encoding="utf-8")).get(
@@ -908,10 +896,10 @@ def parse_rule(rule: str) -> tuple[str, str | None]:
     return rule, None
 
 
-def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
-    """Does a deny or ask rule match this call? None if not, else a note on how
-    ("" when it plainly matches). A shell command answers Bash rules for every
-    command it runs, Read rules for the paths it reads, Edit rules for its writes."""
+def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | None:
+    """Does a rule match this call? None if not, else a note on how ("" when it
+    plainly matches). A shell command answers Bash rules for every command it
+    runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
         effects = shell_effects(tool_input["command"])
@@ -928,7 +916,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict) -> str | None:
         return shell_rule_applies(content, tool_input["command"])
     if tool in PATH_TOOLS:
         matched = any(path_rule_matches(content, p)
-                      for p in rule_paths(tool_input, True))
+                      for p in rule_paths(tool_input, deny))
         return "" if matched else None
     if tool == "web_fetch" and content.startswith("domain:"):
         return "" if url_host(tool_input["url"]) == url_host(
@@ -974,9 +962,8 @@ def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
     """The path as written (normalised) and as resolved; allow rules use only the
     resolved one, so a symbolic link cannot launder a path into an allow rule."""
     resolved = resolve_path(path_of(tool_input))
-    written = Path(os.path.normpath(
-        Path.cwd() / os.path.expanduser(path_of(tool_input))))
-    return [resolved, written] if deny else [resolved]
+    written = os.path.normpath(Path.cwd() / os.path.expanduser(path_of(tool_input)))
+    return [resolved, Path(written)] if deny else [resolved]
 
 
 def path_rule_matches(pattern: str, path: Path) -> bool:
@@ -997,10 +984,11 @@ def path_rule_matches(pattern: str, path: Path) -> bool:
             or path.is_dir() and spec.match_file(rel + "/"))
 
 
-def read_deny_patterns() -> list:
-    """The patterns of the Read deny rules: list_files and grep_search leave out
-    what they cover, as read_file refuses it."""
-    return [c for n, c in map(parse_rule, load_settings()["deny"]) if n == "Read" and c]
+def read_deny_patterns(rules: dict | None = None) -> list:
+    """The patterns of the Read deny rules (of the settings unless given):
+    list_files and grep_search leave out what they cover, as read_file refuses it."""
+    deny = (load_settings() if rules is None else rules).get("deny", [])
+    return [c for n, c in map(parse_rule, deny) if n == "Read" and c]
 
 
 def read_denied(patterns: list, path: str) -> bool:
@@ -1011,21 +999,6 @@ def read_denied(patterns: list, path: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
-
-
-def allowed_by_rules(allow: list, tool: str, tool_input: dict) -> str | None:
-    """The allow rule that covers this call (not run_shell: see shell_decision)."""
-    for rule in allow:
-        name, content = parse_rule(rule)
-        if name != tool and name not in tool_meta(tool)["names"]:
-            continue
-        if content in (None, "*", "") or tool == "web_fetch" and rule_applies(
-                rule, tool, tool_input) is not None:
-            return rule
-        if tool in PATH_TOOLS and any(path_rule_matches(content, p)
-                                      for p in rule_paths(tool_input, deny=False)):
-            return rule
-    return None
 
 
 def permission_summary() -> str:
@@ -1165,7 +1138,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     # 4. allow rules; a shell command is judged part by part.
     if tool == "run_shell" and mode != "bypassPermissions":
         return shell_decision(tool_input, mode, rules)
-    if rule := allowed_by_rules(rules.get("allow", []), tool, tool_input):
+    if rule := first_rule(rules.get("allow", []), tool, tool_input, deny=False):
         return "allow", f"allow rule {rule}", "rule"
     # 5. the mode decides the rest.
     if mode == "bypassPermissions":
@@ -1182,9 +1155,9 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     return "ask", f"{mode} mode: {tool} changes files", "mode"
 
 
-def first_rule(rules: list, tool: str, tool_input: dict) -> str | None:
+def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:
     for rule in rules:
-        note = rule_applies(rule, tool, tool_input)
+        note = rule_applies(rule, tool, tool_input, deny)
         if note is not None:
             return rule + note
     return None
@@ -1196,15 +1169,12 @@ MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
 def denied_inside(command: str, rules: dict) -> str | None:
     """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
     Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
-    patterns = [c for n, c in map(parse_rule, rules.get("deny", []))
-                if n == "Read" and c]
-    roots = [p for p, recursive in shell_effects(command).reads
-             if recursive and patterns]
+    patterns = read_deny_patterns(rules)
+    roots = [p for p, recursive in shell_effects(command).reads if recursive]
     for root in roots if patterns else ():
         for count, (folder, dirs, files) in enumerate(os.walk(root)):
             for path in (Path(folder, name) for name in dirs + files):
-                if count > MAX_WALK or any(path_rule_matches(p, path)
-                                           for p in patterns):
+                if count > MAX_WALK or read_denied(patterns, str(path)):
                     return (f"it reads all of {display(root)}, which holds "
                             f"{display(path)}, and a Read deny rule covers that")
     return None
@@ -1212,9 +1182,8 @@ def denied_inside(command: str, rules: dict) -> str | None:
 
 def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, str]:
     """A command line runs unasked only if every command in it is read-only or
-    allowed by a Bash rule, every redirection writes where an Edit rule or
-    acceptEdits lets it, and no recursive read covers a path a Read rule denies. A
-    run outside the sandbox always asks (bypassPermissions never comes here)."""
+    allowed by a Bash rule, and every redirection writes where an Edit rule or
+    acceptEdits lets it. Outside the sandbox it asks (bypassPermissions never comes)."""
     if unsandboxed(tool_input):
         return "ask", "it asks to run outside the sandbox", "sandbox"
     effects, used = shell_effects(tool_input["command"]), []
@@ -1361,7 +1330,6 @@ def check_permission(tool_name: str, tool_input: dict,
 
 
 def show_decision(decision: str, reason: str) -> None:
-    """Print what the permission gate decided about a call, and why, whole."""
     row = f"  [{decision}] {reason}"
     say(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
 
@@ -1386,9 +1354,8 @@ def tool_search(query: str, max_results: int = 5) -> str:
     for name in names:
         if name in DEFERRED_TOOLS and name not in SESSION["loaded"]:
             SESSION["loaded"].append(name)  # never sorted: see tools_for_request
-    definitions = [{key: TOOL_BY_NAME[n][key] for key in ("name", "description",
-                                                          "input_schema")}
-                   for n in dict.fromkeys(names)]
+    keys = ("name", "description", "input_schema")
+    definitions = [{k: TOOL_BY_NAME[n][k] for k in keys} for n in dict.fromkeys(names)]
     return (f"Loaded {len(definitions)} tool(s); you can call them now:\n"
             + "\n".join(json.dumps(d) for d in definitions))
 
@@ -1967,12 +1934,9 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
                   context: str = "") -> tuple[str, bool]:
     """PostToolUse (or PostToolUseFailure) hooks: the result stands. What hooks
     said for the model (`context` from PreToolUse, then theirs) comes after it."""
-    if is_error:
-        hook = run_hooks("PostToolUseFailure", block.name, tool_input, block.id,
-                         error=output)
-    else:
-        hook = run_hooks("PostToolUse", block.name, tool_input, block.id,
-                         tool_response=output)
+    event, field = (("PostToolUseFailure", "error") if is_error
+                    else ("PostToolUse", "tool_response"))  # Claude Code's payloads
+    hook = run_hooks(event, block.name, tool_input, block.id, **{field: output})
     if hook["stop"]:
         SESSION["stop"] = hook["stop"]
     said = "\n".join(text for text in (context, hook["feedback"], hook["context"])
@@ -2182,10 +2146,8 @@ def is_concurrency_safe(tool_name: str, tool_input) -> bool:
     """May this call run at the same time as its neighbours? The tool's metadata says,
     per input. Fails closed: an unknown tool, a tool that does not say, bad input, a
     failing check all mean no. A wrong "no" costs time; a wrong "yes" loses a write."""
-    if not isinstance(tool_input, dict):
-        return False
-    return ask_meta(tool_meta(tool_name), "is_concurrency_safe", tool_input,
-                    False) is True
+    return isinstance(tool_input, dict) and ask_meta(
+        tool_meta(tool_name), "is_concurrency_safe", tool_input, False) is True
 
 
 def partition_tool_calls(blocks: list) -> list[list]:
