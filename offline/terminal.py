@@ -13,10 +13,13 @@ only: `import pty` fails on Windows.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import select
+import struct
 import subprocess
+import termios
 import time
 from pathlib import Path
 
@@ -24,6 +27,10 @@ from pathlib import Path
 PERMISSION = "[y]es / [n]o / [a]lways this session: "
 DANGEROUS = "[y]es / [n]o: "
 PLAN = "Approve this plan? [y]es, [n]o, or type what to change: "
+# The screen's size, as a real terminal has one: what the programs wrap to (s05's plan
+# frame) must not depend on the machine that records a transcript. 88 columns is what
+# the reading site's code box holds.
+ROWS, COLUMNS = 40, 88
 
 
 class Terminal:
@@ -31,6 +38,9 @@ class Terminal:
 
     def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]):
         master, slave = pty.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+        # subtle: COLUMNS and LINES in the environment win over the terminal's size.
+        env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
         self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
                                      cwd=cwd, env=env, start_new_session=True)
         os.close(slave)

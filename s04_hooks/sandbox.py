@@ -14,11 +14,13 @@ The same file stands in every chapter from s03 on.
 
 Reading map:
   s03 · sandbox: can one start here           probe(): the reason it cannot, or None
+  s03 · sandbox: the programs a command runs  programs(): PATH and Python, visible
   s03 · sandbox: bubblewrap on Linux          bwrap_argv()
   s03 · sandbox: Seatbelt on macOS            seatbelt_profile()
 """
 
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -61,6 +63,27 @@ def argv_for(command: str, writable: list, read_only: list, hidden: list,
     return make(command, writable, read_only, hidden, workspace)
 
 
+# === s03 · sandbox: the programs a command runs ===
+def programs(hidden: list, workspace: Path) -> list:
+    """The folders a command needs in order to run at all, read-only even where they
+    lie in a hidden folder: those on PATH and the Python running the agent (a venv,
+    pyenv or uv Python under your home, `rg` from the ripgrep wheel in the venv's bin;
+    bwrap's private /tmp hides a venv there). Never a hidden folder itself, one a
+    Read rule hides, or one in the workspace (it is there already)."""
+    home, denied = hidden[:1], hidden[1:]
+    found = [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep)]
+    out = []
+    for path in found + [Path(sys.prefix), Path(sys.base_prefix)]:
+        path = path.resolve() if path.is_absolute() and path.is_dir() else None
+        if path is None or path in out or path == workspace or workspace in path.parents:
+            continue
+        cover = [h for h in home + [Path("/tmp")] if h in path.parents]
+        if cover and not any(d == path or d in path.parents or path in d.parents
+                             for d in denied):
+            out.append(path)
+    return out
+
+
 # === s03 · sandbox: bubblewrap on Linux ===
 def bwrap_argv(command: str, writable: list, read_only: list, hidden: list,
                workspace: Path) -> list:
@@ -71,6 +94,8 @@ def bwrap_argv(command: str, writable: list, read_only: list, hidden: list,
     for path in hidden:                                       # home, denied paths
         argv += (["--tmpfs", str(path)] if path.is_dir()
                  else ["--ro-bind", "/dev/null", str(path)])
+    for path in programs(hidden, workspace):                  # PATH, the Python
+        argv += ["--ro-bind", str(path), str(path)]
     for path in [workspace] + [p for p in writable if p != workspace]:
         argv += ["--bind" if path in writable else "--ro-bind", str(path), str(path)]
     for path in read_only:                                    # protected paths
@@ -96,6 +121,7 @@ def seatbelt_profile(writable: list, read_only: list, hidden: list,
                       *paths("deny file-write*", read_only),
                       *paths("deny file-read*", hidden[:1]),
                       *paths("allow file-read*", [workspace]),
+                      *paths("allow file-read*", programs(hidden, workspace)),
                       *paths("deny file-read*", hidden[1:])])
 
 

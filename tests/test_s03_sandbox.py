@@ -154,6 +154,26 @@ def test_everyday_read_only_commands_still_run_and_print(sandboxed, server, clie
         assert not result.get("is_error") and EVERYDAY[command] in text, (command, text)
 
 
+def test_programs_under_your_home_still_run(sandboxed, server, client, workspace,
+                                            secrets, monkeypatch):
+    """Your home is hidden, but not the programs on your PATH that live in it (a
+    venv, pyenv, ~/.local/bin) nor the Python running the agent: they run, while the
+    credentials beside them stay unreadable."""
+    tools = secrets / ".local" / "bin"
+    tools.mkdir(parents=True)
+    (tools / "hello-tool").write_text("#!/bin/sh\necho hello from your home\n")
+    (tools / "hello-tool").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    settings(workspace, defaultMode="bypassPermissions")  # nothing asks: all run
+    results = run_commands(sandboxed, server, client, [
+        "hello-tool", "python3 -c 'import sys; print(sys.prefix)'",
+        "ls ~/.local/bin; cat ~/.ssh/id_rsa"])
+    assert "hello from your home" in result_text(results[0])
+    assert os.path.realpath(sys.prefix) in result_text(results[1])
+    assert "hello-tool" in result_text(results[2])
+    assert SECRET not in result_text(results[2])
+
+
 def test_protected_paths_survive_bypass_permissions(sandboxed, server, client, workspace):
     """bypassPermissions runs a write the classifier cannot see, but the sandbox keeps
     .git/config, .git/hooks and .claude read-only while the workspace is writable."""
@@ -164,10 +184,7 @@ def test_protected_paths_survive_bypass_permissions(sandboxed, server, client, w
     code = ("for f in ['.git/config', '.git/hooks/pre-commit', '.claude/settings.json']:"
             "\n try: open(f, 'a').write('x')\n except OSError as e: print(e)"
             "\nopen('made.txt', 'w').write('ok')")
-    # subtle: a python under your home (pyenv, a venv's link) is hidden in there
-    python = next((p for p in ("/usr/bin/python3", "/usr/local/bin/python3")
-                   if Path(p).exists()), None) or pytest.skip("no system python3")
-    results = run_commands(sandboxed, server, client, [f"{python} -c \"{code}\""])
+    results = run_commands(sandboxed, server, client, [f"python3 -c \"{code}\""])
     assert "Read-only file system" in result_text(results[0])
     assert (workspace / "made.txt").read_text() == "ok"  # the workspace is writable
     after = snapshot(workspace)
