@@ -29,11 +29,13 @@ RESULTS = HERE / "results.json"
 
 # script -> the options of a short run
 RUNS = {
+    "bash_ladder": [],
     "classifier": [],
     "deferred_tools_size": [],
     "grep_vs_rg": ["--repeats", "3"],
     "memory_flat": ["--size-mb", "256"],
     "parallel_speedup": ["-n", "8", "-s", "0.5"],
+    "sandbox_cost": [],
     "streaming_overlap": [],
 }
 def machine() -> dict:

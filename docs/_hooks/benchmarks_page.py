@@ -20,11 +20,13 @@ RESULTS = ROOT / "benchmarks" / "results.json"
 
 # script -> the lines of its output that carry its figures
 HEADLINES = {
+    "bash_ladder": r"^\|",
     "classifier": r"commands/s",
     "deferred_tools_size": r"^saved:|deferral|^\s+tools",
     "grep_vs_rg": r"^(grep_search|list_files)\s|\d\.\d\d\s*$",
     "memory_flat": r"^case|(yes|no)$",
     "parallel_speedup": r"speedup|\dx$",
+    "sandbox_cost": r"plain bash|sandboxed|policy",
     "streaming_overlap": r"^\w+:|hidden in stream|of limit",
 }
 
@@ -65,6 +67,15 @@ def ratio_sentence(name: str, output: str) -> str:
             m = re.search(r"saved: ([\d,]+) bytes per request \((\d+)%\)", output)
             return (f"Deferral saves {m[2]}% of the first request's tool definitions "
                     f"({m[1]} bytes).")
+        if name == "bash_ladder":
+            row = re.search(r"^\| \*\*all\*\* \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$",
+                            output, re.M)
+            return (f"Of {row[1]} attacks, {row[2]} get through with the rules alone, "
+                    f"{row[3]} with the classifier, {row[4]} with the sandbox.")
+        if name == "sandbox_cost":
+            m = re.search(r"\(([\d.]+x); \+([\d.]+) ms per call\)", output)
+            return (f"The sandbox adds {m[2]} ms to a typical read-only command "
+                    f"({m[1]} its time as plain bash; the aim is under 50 ms).")
         if name == "classifier":
             m = re.search(r"is_read_only_command ([\d,]+) commands/s, dangerous_reason "
                           r"([\d,]+) commands/s", output)
