@@ -73,6 +73,10 @@ def replace_region(markdown: str, content: str) -> str:
                   lambda m: m[1] + content + "\n" + m[2], markdown, flags=re.S)
 
 
-if __name__ == "__main__":
-    readme = HERE / "README.md"
+def write(readme: Path = HERE / "README.md") -> None:
+    """The README's region, from the results as they are now."""
     readme.write_text(replace_region(readme.read_text(), render(load())))
+
+
+if __name__ == "__main__":
+    write()

@@ -2,7 +2,8 @@
 chapter that has the mechanism; every difference must be one we know and explain.
 
 Each test is one mechanism. It writes its figures to results/<mechanism>.json, from
-which docs/_hooks/fidelity.py makes the book's fidelity page. Without Claude Code
+which page.py writes the figures into this folder's README (the book's fidelity
+page); test_the_readme_shows_the_last_run fails when the two differ. Without Claude Code
 installed (`npm ci --prefix tests/fidelity`) the tests skip; with CI set they fail.
 """
 
@@ -15,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import harness
+import page
 from cases import (DANGEROUS, EXTRA_VERDICTS, FILE_PROBES, FILE_TOOLS, HOOK_PROBES,
                    HOOKS, RULES, SHELL, SHELL_PROBES, corpus_case)
 from conftest import chapters_from, load_chapter
@@ -119,5 +121,14 @@ def test_claude_code_and_the_course_agree_but_for_known_reasons(mechanism, claud
         "mechanism": mechanism, "owner": owner, "claude_code": claude_code,
         "chapters": figures, "differences": list(differences.values())},
         indent=1, ensure_ascii=False) + "\n")
+    page.write()  # the README (and so the book) shows this run
     assert not unexpected, "\n".join(
         f"{c} {row!r}: Claude Code {a} | course {b}" for c, row, a, b in unexpected)
+
+
+def test_the_readme_shows_the_last_run():
+    """The README's figures are those of results/*.json (no Claude Code needed): a
+    run that changed the results and a README left behind cannot both be committed."""
+    text = (harness.HERE / "README.md").read_text()
+    assert page.replace_region(text, page.render(page.load())) == text, (
+        "tests/fidelity/README.md is stale: run python tests/fidelity/page.py")
