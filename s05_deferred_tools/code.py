@@ -1625,11 +1625,9 @@ def hooks_summary() -> str:
 def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
                  **extra) -> dict:
     """What a hook reads on stdin: Claude Code's fields, with absolute paths."""
-    absolute = dict(tool_input)
-    for key in ("file_path", "path"):
-        if isinstance(absolute.get(key), str):
-            absolute[key] = os.path.normpath(
-                Path.cwd() / os.path.expanduser(absolute[key]))
+    absolute = {k: os.path.normpath(Path.cwd() / os.path.expanduser(v))
+                if k in ("file_path", "path") and isinstance(v, str) else v
+                for k, v in tool_input.items()}
     return {"session_id": SESSION["session_id"],
             "transcript_path": "",  # we keep no transcript file
             "cwd": str(Path.cwd()), "permission_mode": current_mode(load_settings()),
@@ -2223,8 +2221,7 @@ def run_offline_demo(args) -> int:
 
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
         client = make_client()
-        print(permission_summary())
-        print(hooks_summary())
+        print(permission_summary(), hooks_summary(), sep="\n")
         messages: list = []
         for prompt in prompts:
             print(f"{CHAPTER} >> {prompt}")
@@ -2320,8 +2317,7 @@ def main(argv=None) -> int:
                       flush=True)
             return run_offline_demo(args)
         client = make_client()
-        print(permission_summary())
-        print(hooks_summary())
+        print(permission_summary(), hooks_summary(), sep="\n")
         if args.prompt:
             run_task(" ".join(args.prompt), [], client, args)
             return 0
