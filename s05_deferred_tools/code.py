@@ -1399,9 +1399,8 @@ class SkillError(Exception):
 
 
 def find_skills() -> tuple[dict, list[str]]:
-    """({name: {"name", "description", "body", "folder", ...}}, [errors]) for every
-    .claude/skills/*/SKILL.md of the workspace. A broken skill is one error; the
-    others still load."""
+    """({name: {"name", "description", "body", "folder", ...}}, [errors]) for each
+    .claude/skills/*/SKILL.md; a broken skill is one error, the others still load."""
     skills, errors = {}, []
     for path in sorted(Path.cwd().glob(f"{SKILLS_DIR}/*/SKILL.md")):
         where = path.relative_to(Path.cwd()).as_posix()
