@@ -64,10 +64,8 @@ MAX_TIMEOUT = 600            # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
-SYSTEM = (
-    "You are a coding agent working in the directory {cwd}. Use the run_shell tool "
-    "to inspect and change files. Act, then report briefly what you did."
-)
+SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the run_shell "
+          "tool to inspect and change files. Act, then report briefly what you did.")
 
 # === s01 · tools: what the model may call ===
 TOOLS = [
@@ -93,11 +91,9 @@ TOOLS = [
 
 # === s01 · run_shell: a shell that cannot hang ===
 # Settings that stop programs from waiting for a human: pagers, editors, prompts.
-NON_INTERACTIVE_ENV = {
-    "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
-    "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "EDITOR": "true",
-    "TERM": "dumb", "PYTHONUNBUFFERED": "1",
-}
+NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
+                       "LESS": "-FRX", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
+                       "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
 
 
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
@@ -110,8 +106,7 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
         proc = subprocess.Popen(
             ["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
             env={**os.environ, **NON_INTERACTIVE_ENV},
-            start_new_session=True,  # its own process group, so we can kill all of it
-        )
+            start_new_session=True)  # its own process group, so we can kill all of it
         try:
             status = f"exit code: {proc.wait(timeout=timeout)}"
         except subprocess.TimeoutExpired:
@@ -123,11 +118,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
             raise
         stdout, stderr = head_and_tail(out), head_and_tail(err)
     parts = [stdout] if stdout else []
-    if stderr:
-        parts.append(f"--- stderr ---\n{stderr}")
-    if not parts:
-        parts.append("(no output)")
-    return "\n".join(parts + [f"[{status}]"])
+    parts += [f"--- stderr ---\n{stderr}"] if stderr else []
+    return "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -275,12 +267,6 @@ def count_tokens(usage) -> None:
               file=sys.stderr)
 
 
-def too_long(e: Exception) -> tuple[int, int] | None:
-    """(tokens sent, the most allowed) if `e` is the API's 400 'prompt is too long'."""
-    found = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))
-    return (int(found[1]), int(found[2])) if found else None
-
-
 def drop_oldest(messages: list, budget: int) -> int:
     """Drop the oldest whole exchanges until the rest fits in `budget` characters;
     return how many went. An exchange starts at a prompt (a user message of plain
@@ -378,8 +364,7 @@ API_ERRORS = {
     "billing_error": ("the account cannot pay for this", "Check plan and billing."),
     "api_error": ("the API failed inside", "Ask again in a moment."),
     "timeout_error": ("the API timed out", "Ask again, perhaps for less."),
-    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes."),
-}
+    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes.")}
 
 
 def explain(e: Exception) -> str:
@@ -444,11 +429,12 @@ def repl(client, args) -> int:
 def survive(e: Exception, messages: list, mark: int) -> str:
     """After a failed task: drop it, so the conversation stays valid, and if the
     conversation outgrew the context window, its oldest exchanges too. The line."""
-    size, sizes = len(str(messages)), too_long(e)
+    size = len(str(messages))
     del messages[mark:]
-    if not sizes:
+    too_long = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))  # a 400
+    if not too_long:
         return f"{explain(e)} (That task was dropped.)"
-    sent, most = sizes
+    sent, most = int(too_long[1]), int(too_long[2])
     WINDOW.update(size=most, warned=False)
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
@@ -509,8 +495,7 @@ KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first th
     (lambda v: v == "", "is empty: put your key after the ="),
     (lambda v: any(c.isspace() for c in v), "has spaces in it: remove them"),
     (lambda v: any(q in v for q in "'\"`\u2018\u2019\u201c\u201d"),
-     "has quotes in it: write the key alone"),
-]
+     "has quotes in it: write the key alone")]
 
 
 def key_problem(env_file: Path) -> str | None:

@@ -93,11 +93,10 @@ MAX_TIMEOUT = 600            # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
-SYSTEM = (
-    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
-    "and change files: read before you edit, prefer edit_file over rewriting a whole "
-    "file, and check your work. Act, then report briefly what you did."
-)
+SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools to "
+          "inspect and change files: read before you edit, prefer edit_file over "
+          "rewriting a whole file, and check your work. Act, then report briefly what "
+          "you did.")
 
 
 # === s02 · settings: the limits of the file tools ===
@@ -161,8 +160,7 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
     **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
                      ".zprofile", ".zshenv"), "a shell start-up file"),
-    "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)",
-}
+    "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)"}
 
 
 def protected_write(target: str) -> str | None:
@@ -247,11 +245,9 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
 
 # === s01 · run_shell: a shell that cannot hang ===
 # Settings that stop programs from waiting for a human: pagers, editors, prompts.
-NON_INTERACTIVE_ENV = {
-    "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
-    "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "EDITOR": "true",
-    "TERM": "dumb", "PYTHONUNBUFFERED": "1",
-}
+NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
+                       "LESS": "-FRX", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
+                       "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
 
 
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
@@ -264,10 +260,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
             confine(command, dangerouslyDisableSandbox), stdin=subprocess.DEVNULL,
-            stdout=out, stderr=err,
-            env={**os.environ, **NON_INTERACTIVE_ENV},
-            start_new_session=True,  # its own process group, so we can kill all of it
-        )
+            stdout=out, stderr=err, env={**os.environ, **NON_INTERACTIVE_ENV},
+            start_new_session=True)  # its own process group, so we can kill all of it
         try:
             status = f"exit code: {proc.wait(timeout=timeout)}"
         except subprocess.TimeoutExpired:
@@ -280,11 +274,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
         stdout, stderr = (head_and_tail(out, name="stdout"),
                           head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
-    if stderr:
-        parts.append(f"--- stderr ---\n{stderr}")
-    if not parts:
-        parts.append("(no output)")
-    return "\n".join(parts + [f"[{status}]"])
+    parts += [f"--- stderr ---\n{stderr}"] if stderr else []
+    return "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -415,13 +406,10 @@ def edit_file(file_path: str, old_string: str, new_string: str,
     # Match on LF text when the file is consistently CRLF; write CRLF back below.
     crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
     text = original.replace("\r\n", "\n") if crlf else original
-    if not old:
-        if text:
-            raise ToolError("old_string is empty but the file is not; "
-                            "give the text to replace.")
-        updated = new
-    else:
-        updated = replace_text(text, old, new, replace_all, file_path)
+    if not old and text:
+        raise ToolError("old_string is empty but the file is not; "
+                        "give the text to replace.")
+    updated = replace_text(text, old, new, replace_all, file_path) if old else new
     atomic_write(path,
                  (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
     return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
@@ -499,11 +487,9 @@ def not_found_message(text: str, old: str, file_path: str) -> str:
                "exactly, including whitespace, indentation and line endings; read "
                "the file again and copy the text.")
     first = old.strip().splitlines()[0].strip() if old.strip() else ""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if first and first in line:
-            return message + (f" (Its first line appears at line {number}; "
-                              "check the lines around it.)")
-    return message
+    at = [n for n, line in enumerate(text.splitlines(), 1) if first and first in line]
+    return message + (f" (Its first line appears at line {at[0]}; check the lines "
+                      "around it.)" if at else "")
 
 
 def numbered_diff(before: str, after: str, context: int = 1,
@@ -1127,8 +1113,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
 
 def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:
     for rule in rules:
-        note = rule_applies(rule, tool, tool_input, deny)
-        if note is not None:
+        if (note := rule_applies(rule, tool, tool_input, deny)) is not None:
             return rule + note
     return None
 
@@ -1444,12 +1429,6 @@ def count_tokens(usage) -> None:
               file=sys.stderr)
 
 
-def too_long(e: Exception) -> tuple[int, int] | None:
-    """(tokens sent, the most allowed) if `e` is the API's 400 'prompt is too long'."""
-    found = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))
-    return (int(found[1]), int(found[2])) if found else None
-
-
 def drop_oldest(messages: list, budget: int) -> int:
     """Drop the oldest whole exchanges until the rest fits in `budget` characters;
     return how many went. An exchange starts at a prompt (a user message of plain
@@ -1547,8 +1526,7 @@ API_ERRORS = {
     "billing_error": ("the account cannot pay for this", "Check plan and billing."),
     "api_error": ("the API failed inside", "Ask again in a moment."),
     "timeout_error": ("the API timed out", "Ask again, perhaps for less."),
-    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes."),
-}
+    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes.")}
 
 
 def explain(e: Exception) -> str:
@@ -1613,11 +1591,12 @@ def repl(client, args) -> int:
 def survive(e: Exception, messages: list, mark: int) -> str:
     """After a failed task: drop it, so the conversation stays valid, and if the
     conversation outgrew the context window, its oldest exchanges too. The line."""
-    size, sizes = len(str(messages)), too_long(e)
+    size = len(str(messages))
     del messages[mark:]
-    if not sizes:
+    too_long = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))  # a 400
+    if not too_long:
         return f"{explain(e)} (That task was dropped.)"
-    sent, most = sizes
+    sent, most = int(too_long[1]), int(too_long[2])
     WINDOW.update(size=most, warned=False)
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
@@ -1682,8 +1661,7 @@ KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first th
     (lambda v: v == "", "is empty: put your key after the ="),
     (lambda v: any(c.isspace() for c in v), "has spaces in it: remove them"),
     (lambda v: any(q in v for q in "'\"`\u2018\u2019\u201c\u201d"),
-     "has quotes in it: write the key alone"),
-]
+     "has quotes in it: write the key alone")]
 
 
 def key_problem(env_file: Path) -> str | None:

@@ -75,7 +75,7 @@ def programs(hidden: list, workspace: Path) -> list:
     out = []
     for path in found + [Path(sys.prefix), Path(sys.base_prefix)]:
         path = path.resolve() if path.is_absolute() and path.is_dir() else None
-        if path is None or path in out or path == workspace or workspace in path.parents:
+        if path is None or path in out or workspace in (path, *path.parents):
             continue
         cover = [h for h in home + [Path("/tmp")] if h in path.parents]
         if cover and not any(d == path or d in path.parents or path in d.parents

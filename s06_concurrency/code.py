@@ -95,11 +95,10 @@ MAX_TIMEOUT = 600            # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
-SYSTEM = (
-    "You are a coding agent working in the directory {cwd}. Use the tools to inspect "
-    "and change files: read before you edit, prefer edit_file over rewriting a whole "
-    "file, and check your work. Act, then report briefly what you did."
-)
+SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools to "
+          "inspect and change files: read before you edit, prefer edit_file over "
+          "rewriting a whole file, and check your work. Act, then report briefly what "
+          "you did.")
 
 
 # === s02 · settings: the limits of the file tools ===
@@ -141,9 +140,8 @@ def reset_session() -> None:
 
 
 # === s05 · deferred tools: known by name, loaded on demand ===
-# A deferred tool is known by name only until the model loads it with tool_search.
-# The ones here are rarely needed; every schema left out is a few hundred bytes less
-# in every request.
+# Known by name only until the model loads them with tool_search: rarely needed, and
+# every schema left out is a few hundred bytes less in every request.
 DEFERRED_TOOLS = ("web_fetch", "enter_plan_mode", "exit_plan_mode")
 
 def tools_for_request() -> list[dict]:
@@ -185,8 +183,7 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
     **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
                      ".zprofile", ".zshenv"), "a shell start-up file"),
-    "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)",
-}
+    "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)"}
 
 
 def protected_write(target: str) -> str | None:
@@ -271,11 +268,9 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
 
 # === s01 · run_shell: a shell that cannot hang ===
 # Settings that stop programs from waiting for a human: pagers, editors, prompts.
-NON_INTERACTIVE_ENV = {
-    "PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat", "LESS": "-FRX",
-    "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "EDITOR": "true",
-    "TERM": "dumb", "PYTHONUNBUFFERED": "1",
-}
+NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
+                       "LESS": "-FRX", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
+                       "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
 
 
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
@@ -288,10 +283,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
             confine(command, dangerouslyDisableSandbox), stdin=subprocess.DEVNULL,
-            stdout=out, stderr=err,
-            env={**os.environ, **NON_INTERACTIVE_ENV},
-            start_new_session=True,  # its own process group, so we can kill all of it
-        )
+            stdout=out, stderr=err, env={**os.environ, **NON_INTERACTIVE_ENV},
+            start_new_session=True)  # its own process group, so we can kill all of it
         SESSION["running"].add(proc)  # Ctrl-C, caught in another thread, kills it too
         try:
             status = f"exit code: {proc.wait(timeout=timeout)}"
@@ -307,11 +300,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
         stdout, stderr = (head_and_tail(out, name="stdout"),
                           head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
-    if stderr:
-        parts.append(f"--- stderr ---\n{stderr}")
-    if not parts:
-        parts.append("(no output)")
-    return "\n".join(parts + [f"[{status}]"])
+    parts += [f"--- stderr ---\n{stderr}"] if stderr else []
+    return "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -442,13 +432,10 @@ def edit_file(file_path: str, old_string: str, new_string: str,
     # Match on LF text when the file is consistently CRLF; write CRLF back below.
     crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
     text = original.replace("\r\n", "\n") if crlf else original
-    if not old:
-        if text:
-            raise ToolError("old_string is empty but the file is not; "
-                            "give the text to replace.")
-        updated = new
-    else:
-        updated = replace_text(text, old, new, replace_all, file_path)
+    if not old and text:
+        raise ToolError("old_string is empty but the file is not; "
+                        "give the text to replace.")
+    updated = replace_text(text, old, new, replace_all, file_path) if old else new
     atomic_write(path,
                  (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
     return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
@@ -526,11 +513,9 @@ def not_found_message(text: str, old: str, file_path: str) -> str:
                "exactly, including whitespace, indentation and line endings; read "
                "the file again and copy the text.")
     first = old.strip().splitlines()[0].strip() if old.strip() else ""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if first and first in line:
-            return message + (f" (Its first line appears at line {number}; "
-                              "check the lines around it.)")
-    return message
+    at = [n for n, line in enumerate(text.splitlines(), 1) if first and first in line]
+    return message + (f" (Its first line appears at line {at[0]}; check the lines "
+                      "around it.)" if at else "")
 
 
 def numbered_diff(before: str, after: str, context: int = 1,
@@ -1157,8 +1142,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
 
 def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:
     for rule in rules:
-        note = rule_applies(rule, tool, tool_input, deny)
-        if note is not None:
+        if (note := rule_applies(rule, tool, tool_input, deny)) is not None:
             return rule + note
     return None
 
@@ -1374,8 +1358,7 @@ def rank_tools(query: str) -> list[str]:
         in_name |= {cc.lower() for cc in tool_meta(name)["names"]}
         in_text = set(re.findall(r"[a-z0-9]+",
                                  TOOL_BY_NAME[name]["description"].lower()))
-        score = sum(3 * (w in in_name) + (w in in_text) for w in words)
-        if score:
+        if score := sum(3 * (w in in_name) + (w in in_text) for w in words):
             scores[name] = score
     return sorted(scores, key=lambda n: -scores[n])  # sorted() is stable
 
@@ -1466,9 +1449,8 @@ class SkillError(Exception):
 
 
 def find_skills() -> tuple[dict, list[str]]:
-    """({name: {"name", "description", "body", "folder", ...}}, [errors]) for every
-    .claude/skills/*/SKILL.md of the workspace. A broken skill is one error; the
-    others still load."""
+    """({name: {"name", "description", "body", "folder", ...}}, [errors]) for each
+    .claude/skills/*/SKILL.md; a broken skill is one error, the others still load."""
     skills, errors = {}, []
     for path in sorted(Path.cwd().glob(f"{SKILLS_DIR}/*/SKILL.md")):
         where = path.relative_to(Path.cwd()).as_posix()
@@ -1695,11 +1677,9 @@ def hooks_summary() -> str:
 def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
                  **extra) -> dict:
     """What a hook reads on stdin: Claude Code's fields, with absolute paths."""
-    absolute = dict(tool_input)
-    for key in ("file_path", "path"):
-        if isinstance(absolute.get(key), str):
-            absolute[key] = os.path.normpath(
-                Path.cwd() / os.path.expanduser(absolute[key]))
+    absolute = {k: os.path.normpath(Path.cwd() / os.path.expanduser(v))
+                if k in ("file_path", "path") and isinstance(v, str) else v
+                for k, v in tool_input.items()}
     return {"session_id": SESSION["session_id"],
             "transcript_path": "",  # we keep no transcript file
             "cwd": str(Path.cwd()), "permission_mode": current_mode(load_settings()),
@@ -1747,10 +1727,9 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
 
 # === s04 · hooks: reading its answer ===
 def read_answer(event: str, command: str, run: dict) -> dict:
-    """What one hook's exit code and output mean, as an answer:
-    decision ("allow" | "deny" | "ask" | None) and its reason, updated_input,
-    context and feedback (texts for the model), stop (a stopReason), and
-    shown (the line the user sees)."""
+    """What one hook's exit code and output mean, as an answer: decision ("allow" |
+    "deny" | "ask" | None) and its reason, updated_input, context and feedback (texts
+    for the model), stop (a stopReason), and shown (the line the user sees)."""
     answer = {"decision": None, "reason": "", "updated_input": None, "context": "",
               "feedback": "", "stop": None, "shown": f"exit {run['exit']}",
               "error": False}
@@ -1870,8 +1849,7 @@ def hook_note(title: str, text: str) -> str:
 
 def hook_label(command: str) -> str:
     """A short name for a hook in the user's log: its script's name, if it has one."""
-    scripts = re.findall(r"[\w.-]+\.(?:py|sh|js|ts|rb)\b", command)
-    if scripts:
+    if scripts := re.findall(r"[\w.-]+\.(?:py|sh|js|ts|rb)\b", command):
         return scripts[-1]
     return f"`{command}`" if len(command) <= 40 else f"`{command[:37]}...`"
 
@@ -1942,12 +1920,6 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
     said = "\n".join(text for text in (context, hook["feedback"], hook["context"])
                      if text)
     return output + hook_note("hook-feedback", said), is_error
-
-
-def stopped_by_hook() -> str:
-    """The loop's last words when a hook said {"continue": false}; for the user only."""
-    reason, SESSION["stop"] = SESSION["stop"], None
-    return f"[stopped by a hook: {reason}]"
 
 
 # === s03 · permissions: the one path every call takes ===
@@ -2101,12 +2073,6 @@ def count_tokens(usage) -> None:
               file=sys.stderr)
 
 
-def too_long(e: Exception) -> tuple[int, int] | None:
-    """(tokens sent, the most allowed) if `e` is the API's 400 'prompt is too long'."""
-    found = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))
-    return (int(found[1]), int(found[2])) if found else None
-
-
 def drop_oldest(messages: list, budget: int) -> int:
     """Drop the oldest whole exchanges until the rest fits in `budget` characters;
     return how many went. An exchange starts at a prompt (a user message of plain
@@ -2185,8 +2151,7 @@ def run_call(block) -> tuple[str, bool]:
     if cancelled():
         return NOT_RUN, True
     show_call(block)
-    allowed = ALLOWED.get()
-    if allowed is not None and block.name not in allowed:
+    if (allowed := ALLOWED.get()) is not None and block.name not in allowed:
         output, is_error = (f"Error: {block.name} is not among this agent's tools: "
                             f"{', '.join(allowed)}."), True
     else:
@@ -2253,10 +2218,7 @@ class ToolRunner:
         """Ctrl-C: stop what runs. Workers see the event; processes are killed."""
         self.cancel.set()
         for proc in list(SESSION["running"]):
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill_group(proc)
 
     def run_all(self, blocks: list) -> tuple[list, bool]:
         """Every call's tool_result, in call order, and whether Ctrl-C cut in."""
@@ -2269,16 +2231,15 @@ class ToolRunner:
             for number, batch in enumerate(partition_tool_calls(blocks), 1):
                 span, began = range(index, index + len(batch)), time.monotonic()
                 index += len(batch)
-                if not is_concurrency_safe(batch[0].name, batch[0].input):
+                if is_concurrency_safe(batch[0].name, batch[0].input):
+                    for i in span:  # some may have started while the reply streamed
+                        if i not in self.futures:
+                            self.submit(i, blocks[i])
+                    for i in span:  # wait for the whole batch before the next one
+                        outcomes[i] = result_of(self.futures[i])
+                else:  # an unsafe call runs alone, in this thread
                     inline = span[0]
                     outcomes[inline] = self.run(inline, batch[0], alone=True)
-                    self.show_batch(number, span, blocks, time.monotonic() - began)
-                    continue
-                for i in span:  # some may have started while the reply streamed
-                    if i not in self.futures:
-                        self.submit(i, blocks[i])
-                for i in span:  # wait for the whole batch before the next one
-                    outcomes[i] = result_of(self.futures[i])
                 self.show_batch(number, span, blocks, time.monotonic() - began)
         except KeyboardInterrupt:
             for i, future in self.futures.items():  # what finished before Ctrl-C counts
@@ -2358,8 +2319,9 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         if tool_uses:
             results += [held_result(b, response) for b in held]
             messages.append({"role": "user", "content": results})
-        if SESSION["stop"]:  # a hook said {"continue": false}
-            return stopped_by_hook()
+        if SESSION["stop"]:  # a hook said {"continue": false}: for the user only
+            reason, SESSION["stop"] = SESSION["stop"], None
+            return f"[stopped by a hook: {reason}]"
         if interrupted:
             return "[interrupted: the tool calls that had not finished were stopped]"
         if action == "go on" or (tool_uses and action != "unknown"):
@@ -2407,8 +2369,7 @@ def subagent_tools(parent_tools: list, names: list | None) -> list:
     if not all(isinstance(n, str) for n in names):
         raise ToolError("`tools` must be a list of tool names.")
     available = {t["name"]: t for t in parent_tools}
-    unknown = [n for n in names if n not in available]
-    if unknown:
+    if unknown := [n for n in names if n not in available]:
         raise ToolError(f"a subagent cannot have {', '.join(map(str, unknown))}; "
                         f"choose from: {', '.join(available)}.")
     return [available[n] for n in dict.fromkeys(names)]
@@ -2475,8 +2436,7 @@ API_ERRORS = {
     "billing_error": ("the account cannot pay for this", "Check plan and billing."),
     "api_error": ("the API failed inside", "Ask again in a moment."),
     "timeout_error": ("the API timed out", "Ask again, perhaps for less."),
-    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes."),
-}
+    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes.")}
 
 
 def explain(e: Exception) -> str:
@@ -2547,11 +2507,12 @@ def repl(client, args) -> int:
 def survive(e: Exception, messages: list, mark: int) -> str:
     """After a failed task: drop it, so the conversation stays valid, and if the
     conversation outgrew the context window, its oldest exchanges too. The line."""
-    size, sizes = len(str(messages)), too_long(e)
+    size = len(str(messages))
     del messages[mark:]
-    if not sizes:
+    too_long = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))  # a 400
+    if not too_long:
         return f"{explain(e)} (That task was dropped.)"
-    sent, most = sizes
+    sent, most = int(too_long[1]), int(too_long[2])
     WINDOW.update(size=most, warned=False)
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
@@ -2568,8 +2529,7 @@ def run_offline_demo(args) -> int:
 
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
         client = make_client()
-        print(permission_summary())
-        print(hooks_summary())
+        print(permission_summary(), hooks_summary(), sep="\n")
         messages: list = []
         for prompt in prompts:
             print(f"{CHAPTER} >> {prompt}")
@@ -2617,8 +2577,7 @@ KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first th
     (lambda v: v == "", "is empty: put your key after the ="),
     (lambda v: any(c.isspace() for c in v), "has spaces in it: remove them"),
     (lambda v: any(q in v for q in "'\"`\u2018\u2019\u201c\u201d"),
-     "has quotes in it: write the key alone"),
-]
+     "has quotes in it: write the key alone")]
 
 
 def key_problem(env_file: Path) -> str | None:
@@ -2666,8 +2625,7 @@ def main(argv=None) -> int:
                       flush=True)
             return run_offline_demo(args)
         client = make_client()
-        print(permission_summary())
-        print(hooks_summary())
+        print(permission_summary(), hooks_summary(), sep="\n")
         if args.prompt:
             run_task(" ".join(args.prompt), [], client, args)
             return 0
