@@ -59,8 +59,8 @@ CHAPTER = "s01"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 MAX_TOKENS = 8000
 MAX_TURNS = 50               # model calls per task before we give up on a runaway loop
-DEFAULT_TIMEOUT = 120        # seconds a shell command may run ...
-MAX_TIMEOUT = 600            # ... and the most the model may ask for
+DEFAULT_TIMEOUT = 120_000    # milliseconds a command may run (as Claude Code) ...
+MAX_TIMEOUT = 600_000        # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
@@ -74,14 +74,14 @@ TOOLS = [
         "description": (
             "Run a shell command in the workspace and return its exit code, stdout and "
             "stderr. Stdin is closed, so interactive commands fail instead of waiting. "
-            f"Default timeout {DEFAULT_TIMEOUT}s, at most {MAX_TIMEOUT}s."
+            f"Default timeout {DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms."
         ),
         "input_schema": {
             "type": "object",
             "properties": {
                 "command": {"type": "string", "description": "The command to run."},
                 "timeout": {"type": "integer",
-                            "description": "Seconds before it is killed."},
+                            "description": "Milliseconds before it is killed."},
             },
             "required": ["command"],
         },
@@ -96,9 +96,15 @@ NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
                        "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
 
 
+class CommandFailed(Exception):
+    """The command ran and failed (a non-zero exit, a timeout): its output goes back
+    to the model marked is_error, as Claude Code marks a failed Bash call."""
+
+
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
-    """Run `command` with bash in the workspace; return exit code, stdout and stderr."""
-    timeout = max(1, min(int(timeout), MAX_TIMEOUT))
+    """Run `command` with bash in the workspace: its stdout, stderr and exit code;
+    CommandFailed with that text if it exits non-zero or times out."""
+    seconds = max(1, min(int(timeout), MAX_TIMEOUT)) / 1000  # milliseconds, as Bash
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
     # us wait for it. Files cost no memory and we only wait for bash itself.
@@ -108,10 +114,10 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
             env={**os.environ, **NON_INTERACTIVE_ENV},
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
-            status = f"exit code: {proc.wait(timeout=timeout)}"
+            status = f"exit code: {proc.wait(timeout=seconds)}"
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            status = (f"timed out after {timeout}s: the command and everything "
+            status = (f"timed out after {seconds:g}s: the command and everything "
                       "it started were killed")
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
@@ -119,7 +125,10 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
         stdout, stderr = head_and_tail(out), head_and_tail(err)
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
-    return "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
+    text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
+    if status != "exit code: 0":  # as in Claude Code: a command that failed is an error
+        raise CommandFailed(text)
+    return text
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -155,9 +164,11 @@ def execute_tool(block) -> tuple[str, bool]:
     if not isinstance(command, str) or not command.strip():
         return "Error: run_shell needs 'command', a non-empty string.", True
     if not isinstance(timeout, int) or isinstance(timeout, bool):
-        return "Error: 'timeout' must be an integer number of seconds.", True
+        return "Error: 'timeout' must be an integer number of milliseconds.", True
     try:
         return run_shell(command, timeout), False
+    except CommandFailed as e:  # it ran and failed: its output, marked as an error
+        return str(e), True
     except Exception as e:  # errors are data: the model reads them and adapts
         return f"Error: {type(e).__name__}: {e}", True
 

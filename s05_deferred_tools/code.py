@@ -81,8 +81,8 @@ CHAPTER = "s05"
 DEFAULT_MODEL = "claude-sonnet-5-5"
 MAX_TOKENS = 8000
 MAX_TURNS = 50               # model calls per task before we give up on a runaway loop
-DEFAULT_TIMEOUT = 120        # seconds a shell command may run ...
-MAX_TIMEOUT = 600            # ... and the most the model may ask for
+DEFAULT_TIMEOUT = 120_000    # milliseconds a command may run (as Claude Code) ...
+MAX_TIMEOUT = 600_000        # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
@@ -263,10 +263,16 @@ NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
                        "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
 
 
+class CommandFailed(Exception):
+    """The command ran and failed (a non-zero exit, a timeout): its output goes back
+    to the model marked is_error, as Claude Code marks a failed Bash call."""
+
+
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
               dangerouslyDisableSandbox: bool = False) -> str:
-    """Run `command` with bash in the workspace; return exit code, stdout and stderr."""
-    timeout = max(1, min(int(timeout), MAX_TIMEOUT))
+    """Run `command` with bash in the workspace: its stdout, stderr and exit code;
+    CommandFailed with that text if it exits non-zero or times out."""
+    seconds = max(1, min(int(timeout), MAX_TIMEOUT)) / 1000  # milliseconds, as Bash
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
     # us wait for it. Files cost no memory and we only wait for bash itself.
@@ -276,10 +282,10 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
             stdout=out, stderr=err, env={**os.environ, **NON_INTERACTIVE_ENV},
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
-            status = f"exit code: {proc.wait(timeout=timeout)}"
+            status = f"exit code: {proc.wait(timeout=seconds)}"
         except subprocess.TimeoutExpired:
             kill_group(proc)
-            status = (f"timed out after {timeout}s: the command and everything "
+            status = (f"timed out after {seconds:g}s: the command and everything "
                       "it started were killed")
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
@@ -288,7 +294,10 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
                           head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
-    return "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
+    text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
+    if status != "exit code: 0":  # as in Claude Code: a command that failed is an error
+        raise CommandFailed(text)
+    return text
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -729,10 +738,11 @@ READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}  # s0
 EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
          "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))}
 register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
-         f"the exit code. Stdin is closed. Default timeout {DEFAULT_TIMEOUT}s, at most "
-         f"{MAX_TIMEOUT}s.", {"command": (str, "The command to run."),
-                              "timeout": (int, "Seconds before it is killed."),
-                              "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
+         "the exit code (non-zero: an error). Stdin is closed. Default timeout "
+         f"{DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms.",
+         {"command": (str, "The command to run."),
+          "timeout": (int, "Milliseconds before it is killed."),
+          "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
          ["command"], names=("Bash",),
          is_read_only=lambda i: is_read_only_command(i["command"])
          and not unsandboxed(i),
@@ -1867,9 +1877,8 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
 
 # === s03 · permissions: the one path every call takes ===
 def execute_tool(block) -> tuple[str, bool]:
-    """The one path every tool call takes: look up, validate, PreToolUse hooks,
-    check read-before-edit, decide permission, run, remember, shape, PostToolUse
-    hooks. Returns (output, is_error)."""
+    """The one path every tool call takes: look up, validate, PreToolUse hooks, check
+    read-before-edit, decide permission, run, remember, shape, PostToolUse hooks."""
     handler = TOOL_HANDLERS.get(block.name)
     if handler is None:
         return (f"Error: unknown tool '{block.name}'. "
@@ -1890,8 +1899,7 @@ def execute_tool(block) -> tuple[str, bool]:
         problem = check_read_before_edit(block.name, tool_input)
         denied = None if problem else check_permission(block.name, tool_input, hook)
     except Exception as e:  # subtle: a bug in the gate must fail closed, not open
-        problem = (f"the permission check failed ({type(e).__name__}: {e}); "
-                   "nothing was run.")
+        problem = f"the permission check failed ({type(e).__name__}: {e}); nothing ran."
     if problem:
         return f"Error: {problem}", True
     if denied:
@@ -1900,6 +1908,8 @@ def execute_tool(block) -> tuple[str, bool]:
     try:
         output, is_error = handler(**tool_input), False
         remember_file(block.name, tool_input)
+    except CommandFailed as e:  # a shell command ran and failed: its output, as is
+        output, is_error = str(e), True
     except ToolError as e:
         output, is_error = f"Error: {e}", True
     except Exception as e:  # a bug or an OS error: still data for the model

@@ -106,9 +106,29 @@ def test_unknown_tool_is_an_error_result(mod, server, client):
 
 
 def test_run_shell_reports_stdout_stderr_and_exit_code(mod):
-    """Both streams and the exit status reach the model."""
-    out = mod.run_shell("echo to-out; echo to-err >&2; exit 3")
+    """Both streams and the exit status reach the model; a non-zero exit raises
+    CommandFailed with the same text, so the result is an error (as in Claude Code)."""
+    with pytest.raises(mod.CommandFailed) as failed:
+        mod.run_shell("echo to-out; echo to-err >&2; exit 3")
+    out = str(failed.value)
     assert "to-out" in out and "to-err" in out and "exit code: 3" in out
+    out = mod.run_shell("echo to-out; echo to-err >&2")
+    assert "to-out" in out and "to-err" in out and "exit code: 0" in out
+
+
+def test_a_failed_command_is_an_error_with_its_output(mod, server, client, workspace):
+    """Through the loop: the tool_result of a non-zero exit is is_error, and holds the
+    command's own output unchanged (no 'Error:' in front); exit 0 is not an error."""
+    (workspace / "here.txt").write_text("fine\n")
+    server.add(reply(tool_use("run_shell", {"command": "cat missing.txt"}),  # read-only:
+                     tool_use("run_shell", {"command": "cat here.txt"})),    # no question
+               reply("Done."))
+    run_agent(mod, client, "try it")
+    failed, fine = sent_tool_results(server.requests[1])
+    assert failed["is_error"] is True
+    assert result_text(failed) == ("--- stderr ---\ncat: missing.txt: No such file or "
+                                   "directory\n[exit code: 1]")
+    assert fine["is_error"] is False and result_text(fine) == "fine\n[exit code: 0]"
 
 
 def test_run_shell_says_when_there_is_no_output(mod):
@@ -131,9 +151,10 @@ def test_run_shell_timeout_kills_the_whole_process_group(mod, workspace):
     """On timeout the command and everything it started are killed."""
     t0 = time.monotonic()
     n = 100_000 + os.getpid() % 100_000  # unique: other workers run this test too
-    out = mod.run_shell(f"sleep {n}1 & sleep {n}2", timeout=1)
+    with pytest.raises(mod.CommandFailed) as failed:
+        mod.run_shell(f"sleep {n}1 & sleep {n}2", timeout=1000)  # milliseconds
     assert time.monotonic() - t0 < 10
-    assert "timed out after 1s" in out
+    assert "timed out after 1s" in str(failed.value)
     # subtle: from s03 on the command runs in a sandbox with process IDs of its own,
     # so the background child is looked for by what it runs, not by its $!.
     time.sleep(0.2)
@@ -142,9 +163,10 @@ def test_run_shell_timeout_kills_the_whole_process_group(mod, workspace):
 
 
 def test_run_shell_timeout_is_capped(mod):
-    """The model cannot ask for more than MAX_TIMEOUT seconds."""
-    assert mod.MAX_TIMEOUT == 600 and mod.DEFAULT_TIMEOUT == 120
-    assert "exit code: 0" in mod.run_shell("true", timeout=10_000)
+    """Timeouts are in milliseconds, as Claude Code's Bash takes them; the model
+    cannot ask for more than MAX_TIMEOUT (ten minutes)."""
+    assert mod.MAX_TIMEOUT == 600_000 and mod.DEFAULT_TIMEOUT == 120_000
+    assert "exit code: 0" in mod.run_shell("true", timeout=10_000_000)
 
 
 def test_long_output_keeps_head_and_tail(mod):

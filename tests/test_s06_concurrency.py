@@ -168,7 +168,7 @@ def test_safe_calls_really_overlap_and_results_keep_call_order(mod, server, clie
     the order c, b, a, yet the results come back a, b, c."""
     writer = FifoWriter(workspace, ["a", "b", "c"], order=["c", "b", "a"])
     writer.thread.start()
-    server.add(reply(*[tool_use("run_shell", {"command": f"cat {n}", "timeout": 25}, id=f"toolu_{n}")
+    server.add(reply(*[tool_use("run_shell", {"command": f"cat {n}", "timeout": 25_000}, id=f"toolu_{n}")
                        for n in "abc"]),
                reply("read all three"))
     _, final = run_agent(mod, client, "read the pipes")
@@ -242,7 +242,7 @@ def test_streaming_starts_a_safe_call_before_the_reply_ends_and_holds_an_unsafe_
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     server.add(reply("Reading the pipe first.",
-                     tool_use("run_shell", {"command": "cat a", "timeout": 25}, id="toolu_a"),
+                     tool_use("run_shell", {"command": "cat a", "timeout": 25_000}, id="toolu_a"),
                      tool_use("run_shell", {"command": "touch b_ran"}, id="toolu_b"),
                      tool_use("run_shell", {"command": "ls b_ran"}, id="toolu_c"),
                      tool_use("write_file", {"file_path": "note.txt", "content": "x" * 600}, id="toolu_d"),

@@ -20,8 +20,8 @@ def test_same_call_streak(mod):
     """same_call_streak counts the identical calls at the end of the list."""
     cases = [([], 0), ([LS], 1), ([LS, LS], 2), ([PWD, LS, LS, LS], 3),
              ([LS, LS, PWD], 1), ([LS, PWD, LS], 1),
-             ([("run_shell", {"command": "ls", "timeout": 5}),
-               ("run_shell", {"timeout": 5, "command": "ls"})], 2),
+             ([("run_shell", {"command": "ls", "timeout": 5000}),
+               ("run_shell", {"timeout": 5000, "command": "ls"})], 2),
              ([("run_shell", {"command": "ls"}), ("read_file", {"command": "ls"})], 1)]
     for calls, want in cases:
         got = mod.same_call_streak(list(calls))

@@ -107,7 +107,7 @@ def test_a_batch_never_runs_three_commands_at_once(mod, server, client, workspac
 
     feeder = threading.Thread(target=feed, daemon=True)
     feeder.start()
-    server.add(reply(*[tool_use("run_shell", {"command": f"cat {n}", "timeout": 30}, id=f"toolu_{n}")
+    server.add(reply(*[tool_use("run_shell", {"command": f"cat {n}", "timeout": 30_000}, id=f"toolu_{n}")
                        for n in "abc"],
                      tool_use("read_file", {"file_path": "notes.txt"}, id="toolu_read"),
                      event_delay=0.005),

@@ -60,9 +60,9 @@ def test_a_failed_command_stops_the_commands_beside_it(mod, server, client, work
     feeder = threading.Thread(target=feed, daemon=True)
     feeder.start()
     server.add(reply(tool_use("read_file", {"file_path": "notes.txt"}, id="toolu_read"),
-                     tool_use("run_shell", {"command": "cat a", "timeout": 30}, id="toolu_a"),
-                     tool_use("run_shell", {"command": "grep TODO gate", "timeout": 30}, id="toolu_grep"),
-                     tool_use("run_shell", {"command": "cat b", "timeout": 30}, id="toolu_b"),
+                     tool_use("run_shell", {"command": "cat a", "timeout": 30_000}, id="toolu_a"),
+                     tool_use("run_shell", {"command": "grep TODO gate", "timeout": 30_000}, id="toolu_grep"),
+                     tool_use("run_shell", {"command": "cat b", "timeout": 30_000}, id="toolu_b"),
                      event_delay=0.005),
                reply("stopped"))
     _, final = run_agent(mod, client, "look for TODOs")
@@ -74,8 +74,9 @@ def test_a_failed_command_stops_the_commands_beside_it(mod, server, client, work
     assert ids == ["toolu_read", "toolu_a", "toolu_grep", "toolu_b"], (
         f"one tool_result per call, in call order: {ids}")
     read, a, grep, b = results
-    assert "[exit code: 1]" in result_text(grep) and not grep.get("is_error"), (
-        f"the failed command keeps its own result (exit code 1): {result_text(grep)!r}")
+    assert "[exit code: 1]" in result_text(grep) and grep.get("is_error"), (
+        f"the failed command keeps its own result, an error (exit code 1): "
+        f"{result_text(grep)!r}")
     assert "a note" in result_text(read), f"the read had finished: keep its result: {result_text(read)!r}"
     for name, r in (("cat a", a), ("cat b", b)):
         assert r.get("is_error") and result_text(r).startswith("Cancelled:"), (
@@ -102,7 +103,7 @@ def test_a_failed_read_stops_nothing(mod, server, client, workspace):
     feeder = threading.Thread(target=feed, daemon=True)
     feeder.start()
     server.add(reply(tool_use("read_file", {"file_path": "missing.txt"}, id="toolu_read"),
-                     tool_use("run_shell", {"command": "cat a", "timeout": 30}, id="toolu_a")),
+                     tool_use("run_shell", {"command": "cat a", "timeout": 30_000}, id="toolu_a")),
                reply("ok"))
     run_agent(mod, client, "read")
     feeder.join(30)

@@ -278,6 +278,14 @@ HOOKS = [
     hook_case("PostToolUse does not run on a failed call",
               "touch post-hook-ran\n", event="PostToolUse", matcher="Read",
               calls=[("Read", {"file_path": "nope.txt"})]),
+    hook_case("PostToolUseFailure runs on a non-zero exit",
+              "touch failure-hook-ran\n", event="PostToolUseFailure", matcher="Bash",
+              calls=[("Bash", {"command": "echo out; exit 3"})]),
+    hook_case("PostToolUse does not run on a non-zero exit",
+              "touch post-hook-ran\n", event="PostToolUse", matcher="Bash",
+              calls=[("Bash", {"command": "echo out; exit 3"})]),
 ]
+for case in HOOKS[-2:]:  # the command must really run, unasked
+    case.mode, case.shell = "bypassPermissions", "real"
 
 HOOK_PROBES: dict = {}

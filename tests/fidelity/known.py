@@ -46,20 +46,11 @@ KNOWN = {
         "since the Read when old_string still matches; s03 refuses and asks for a "
         "fresh Read (the model's picture of the file is stale)"),
     # --- run_shell (s01) ---
-    "a non-zero exit": known(
-        "s02", "open", "Claude Code marks a non-zero exit as is_error; the course "
-        "reports the exit code in the text and is_error stays false", owner="s01"),
-    "a command not found": known(
-        "s02", "open", "exit 127: as for any non-zero exit", owner="s01"),
     "120,000 characters of output": known(
         "s02", "choice", "Claude Code keeps a preview of the head and saves output over "
         "30,000 characters to a file; the course keeps head and tail (an error is "
         "usually at the end) and saves the whole result in .tool-results",
         owner="s01"),
-    "timeout 1000 (Claude Code: ms)": known(
-        "s02", "open", "Claude Code's Bash timeout is in milliseconds; the course's "
-        "run_shell reads the same field as seconds, so a Claude Code-sized timeout "
-        "(1000 = 1 s) lets a command run 1,000 s (capped at 600)", owner="s01"),
     # --- permission rules and modes (s03) ---
     "deny Bash(rm:*): find . -exec rm {} +": known(
         "s03", "safer", "s03 opens find -exec and matches the rule; Claude Code runs "
