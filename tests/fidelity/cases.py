@@ -36,6 +36,17 @@ def keeps_tail(text: str) -> bool:
     return "19999" in text
 
 
+def line_numbers(text: str) -> str:
+    """How a read numbers its lines: `1<tab>one` or padded as `cat -n` does."""
+    first = text.split("\n", 1)[0]
+    return "padded" if first.startswith(" ") else "bare" if "\t" in first else "none"
+
+
+def grep_shows(text: str) -> str:
+    """What a search lists by default: the matching files, or the matching lines."""
+    return "lines" if re.search(r"^\S+:\d+:", text, re.M) else "files"
+
+
 def timed_out(text: str) -> bool:
     return "timed out" in text.lower() or "timeout" in text.lower()
 
@@ -107,7 +118,8 @@ FILE_TOOLS.append(Case(
     {"a.txt": CAPITAL}, mode="bypassPermissions", shell="real"))
 
 FILE_PROBES = {"read 3,000 lines": last_line_shown, "list: 150 matches": paths_listed,
-               "read with offset and limit": last_line_shown}
+               "read with offset and limit": last_line_shown, "read a file": line_numbers,
+               "search: matches": grep_shows}
 
 # --- run_shell (s01; compared from s02) ---------------------------------------------
 SHELL = [

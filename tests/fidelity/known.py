@@ -33,6 +33,16 @@ KNOWN = {
     "read 3,000 lines": known(
         "s02", "choice", "Claude Code's Read now returns all 3,000 lines; the course "
         "stops at READ_LIMIT (2,000) lines and says how to read on with offset"),
+    "read a file": known(
+        "s02", "choice", "the same lines, numbered differently: Claude Code 2.1.x writes "
+        "`1<tab>one`, the course pads the number to six places as `cat -n` does (and "
+        "Claude Code did before), which keeps long files aligned"),
+    "search: matches": known(
+        "s02", "choice", "Claude Code's Grep lists the matching files by default "
+        "(output_mode files_with_matches; content, count and head_limit on request); "
+        "the course's grep_search has one mode, file:line:text, capped at GREP_LIMIT "
+        "lines: a model sees what matched without a second call, and the tool stays "
+        "small"),
     "write over an unread file": known(
         "s03", "taught", "read-before-edit: Claude Code 2.1.x writes over a file in "
         "the workspace it has not read; s03 refuses until the model reads it, the "
