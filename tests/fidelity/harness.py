@@ -22,6 +22,7 @@ they are deterministic, and a process costs about 1.5 s.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
@@ -155,6 +156,28 @@ class OneMessage(ScriptedServer):
 
 # --- Claude Code -------------------------------------------------------------------
 
+@functools.lru_cache(maxsize=None)
+def tools_for(as_nobody: bool) -> Path:
+    """The folder that holds `claude` and bin/ (the stand-ins) as the runner can reach
+    them: this one, or, when nobody may not enter it (a clone under /root, mode 700),
+    a copy in a fresh folder of /tmp (the 400 MB binary linked, not copied, if it can
+    be), removed when the tests end."""
+    probe = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+             "test", "-x", str(CLAUDE.resolve())]
+    if not as_nobody or subprocess.run(probe, check=False).returncode == 0:
+        return HERE
+    copy = Path(tempfile.mkdtemp(prefix="fidelity-tools-"))
+    atexit.register(shutil.rmtree, copy, True)
+    shutil.copytree(HERE / "bin", copy / "bin")
+    try:
+        os.link(CLAUDE.resolve(), copy / "claude")
+    except OSError:  # another file system
+        shutil.copy2(CLAUDE.resolve(), copy / "claude")
+    for path in [copy, *copy.rglob("*")]:
+        path.chmod(0o755)
+    return copy
+
+
 def run_claude(case: Case) -> dict:
     """{"calls": [outcome, ...], "files": {...}} from Claude Code, cached."""
     cached = CACHE / f"{case.key()}.json"
@@ -173,28 +196,30 @@ def run_claude(case: Case) -> dict:
 def _run_claude(case: Case, root: Path) -> dict:
     ws, home = make_workspace(case, root), root / "home"
     home.mkdir()
+    as_nobody = os.geteuid() == 0  # as root: drop to nobody; else run as we are
+    tools = tools_for(as_nobody)
+    claude = CLAUDE if tools == HERE else tools / "claude"
     (home / ".claude.json").write_text(json.dumps({  # the workspace is trusted
         "hasCompletedOnboarding": True,
         "projects": {str(ws): {"hasTrustDialogAccepted": True}}}))
     (root / "mcp.json").write_text(json.dumps({"mcpServers": {"fidelity": {
-        "command": "python3", "args": [str(HERE / "bin" / "prompt_mcp.py")]}}}))
+        "command": "python3", "args": [str(tools / "bin" / "prompt_mcp.py")]}}}))
     asked = root / "asked.jsonl"
     asked.touch()
     root.chmod(0o755)
-    as_nobody = os.geteuid() == 0  # as root: drop to nobody; else run as we are
     if as_nobody:
         subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
     blocks = [tool_use(name, dict(tool_input)) for name, tool_input in case.calls]
     with OneMessage(blocks) as server:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
                "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-fidelity",
-               "SHELL": str(HERE / "bin" / "bash") if case.shell == "stub"
+               "SHELL": str(tools / "bin" / "bash") if case.shell == "stub"
                else "/bin/bash", "FIDELITY_ASKED": str(asked), "LANG": "C.UTF-8",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
         proc = subprocess.run(
             ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
-            * as_nobody + [str(CLAUDE), "-p", "go", "--output-format", "json",
+            * as_nobody + [str(claude), "-p", "go", "--output-format", "json",
              "--permission-mode", case.mode,
              "--tools", "Bash,Read,Write,Edit,Glob,Grep",
              "--mcp-config", str(root / "mcp.json"),
