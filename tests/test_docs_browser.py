@@ -34,6 +34,7 @@ except ImportError:
     MISSING = "no Playwright: `pip install -r requirements.txt` to run the browser checks"
 
 PAGES = ["", *(f"{c}/" for c in CHAPTERS), "exercises/", "benchmarks/", "CONTRIBUTING/",
+         "tests/fidelity/",
          *(f"exercises/{c[:3]}/" for c in CHAPTERS)]
 LAPTOP, PHONE = (1280, 800), (390, 844)
 LINE = 88          # code.py lines are at most this long

@@ -129,7 +129,9 @@ def results() -> str:
                  if re.search(HEADLINES.get(path.stem, r"$^"), ln)]
         parts.append(f"Measured {run['date']} with `{run['command']}` "
                      f"({run['seconds']} s):")
-        if lines:
+        if lines and all(ln.startswith("|") for ln in lines):  # a Markdown table
+            parts.append("\n".join(lines))
+        elif lines:
             parts.append("```text\n" + "\n".join(lines) + "\n```")
         parts.append(f"<details>\n<summary>The whole output</summary>\n\n```text\n"
                      f"{output}\n```\n\n</details>")

@@ -287,7 +287,7 @@ def make_exercise_files() -> None:
 EXTRA_PAGES = [("Exercises", "exercises/README.md", "exercises/README.md"),
                ("Benchmarks", "benchmarks/README.md", "benchmarks/README.md"),
                ("Fidelity", "tests/fidelity/README.md", "tests/fidelity/README.md"),
-               ("Contributors", "CONTRIBUTING.md", "CONTRIBUTING.md")]
+               ("Contributing", "CONTRIBUTING.md", "CONTRIBUTING.md")]
 
 
 def exercise_pages(root: Path = ROOT) -> list[str]:

@@ -63,6 +63,8 @@ import os
 import re
 import sys
 import tempfile
+import textwrap
+import tokenize
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -276,7 +278,7 @@ def excerpt(text: str, keys: str, item: str,
         if found is None:
             raise RegionError(f"{item}: no line contains {needle!r}")
         shown += list(range(found, min(found + more + 1, len(lines))))
-    shown = sorted(set(shown))
+    shown = sorted(set(shown) | string_ends(lines, set(shown)))
     out_index, out = [], []
     for n, i in enumerate(shown):
         gap = lines[shown[n - 1] + 1:i] if n else []
@@ -293,6 +295,23 @@ def excerpt(text: str, keys: str, item: str,
         out_index.append(-1)
         out.append(re.match(r"\s*", rest[0])[0] + ELIDED)
     return out_index, out
+
+
+def string_ends(lines: list[str], shown: set[int]) -> set[int]:
+    """The rest of every multi-line string a shown line belongs to: a docstring cut
+    after its first line would turn all that follows into a string (its colours
+    too), and a `# ...` inside it would read as text."""
+    more = set()
+    try:
+        tokens = list(tokenize.generate_tokens(
+            io.StringIO(textwrap.dedent("\n".join(lines)) + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return more
+    for tok in tokens:
+        span = set(range(tok.start[0] - 1, tok.end[0]))
+        if tok.type == tokenize.STRING and len(span) > 1 and span & shown:
+            more |= span
+    return more
 
 
 def item_line(source: str, text: str) -> tuple[int, int]:

@@ -41,7 +41,7 @@ def build(into: Path) -> Path:
 
 def pages(site: Path, only: list[str]) -> list[str]:
     found = [""] + sorted(p.parent.name + "/" for p in site.glob("s[0-9][0-9]_*/index.html"))
-    found += [p for p in ("exercises/", "benchmarks/", "CONTRIBUTING/")
+    found += [p for p in ("exercises/", "benchmarks/", "CONTRIBUTING/", "tests/fidelity/")
               if (site / p / "index.html").is_file()]
     found += sorted(p.parent.relative_to(site).as_posix() + "/"
                     for p in site.glob("exercises/s[0-9][0-9]/index.html"))
