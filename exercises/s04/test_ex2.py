@@ -61,10 +61,10 @@ def test_npm_becomes_pnpm(exercise_path):
     for command, want in (("npm test", "pnpm test"),
                           ("npm run build --silent", "pnpm run build --silent"),
                           ("npm install left-pad", "pnpm install left-pad")):
-        specific = hook_output(run_hook(exercise_path, {"command": command, "timeout": 90}))
+        specific = hook_output(run_hook(exercise_path, {"command": command, "timeout": 90000}))
         updated = specific.get("updatedInput")
-        assert updated == {"command": want, "timeout": 90}, (
-            f"for `{command}`, updatedInput should be {{'command': {want!r}, 'timeout': 90}}, "
+        assert updated == {"command": want, "timeout": 90000}, (
+            f"for `{command}`, updatedInput should be {{'command': {want!r}, 'timeout': 90000}}, "
             f"not {updated!r}. updatedInput replaces the whole input: keep the fields "
             "you do not change.")
         context = str(specific.get("additionalContext", ""))
