@@ -273,7 +273,7 @@ def main() -> int:
     mod = importlib.import_module(f"{args.chapter}.code")
     corpus = json.loads(CORPUS.read_text())
     attacks = [a for a in corpus["attacks"] if args.only in a["class"]]
-    missing = mod.probe()  # why the chapter's sandbox cannot start here, or None
+    missing = mod.sandbox_missing(mod.sandbox_settings([]))  # None: it can start
     has_sandbox = missing is None
     rows = []
     for attack in attacks:

@@ -47,7 +47,7 @@ def main() -> int:
     parser.add_argument("--chapter", default="s03_permissions")
     args = parser.parse_args()
     mod = importlib.import_module(f"{args.chapter}.code")
-    if missing := mod.probe():
+    if missing := mod.sandbox_missing(mod.sandbox_settings([])):
         print(f"no sandbox on this machine: {missing}")
         return 1
     with tempfile.TemporaryDirectory() as folder:

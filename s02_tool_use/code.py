@@ -58,11 +58,11 @@ import tempfile
 import urllib.error
 import urllib.request
 import uuid
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pathspec
+from markdownify import markdownify
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s02"
@@ -523,44 +523,13 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
             or kind.endswith("+xml")):
         raise ToolError(f"{url} is {kind}, not text; web_fetch returns text only.")
     page = body.decode(charset, errors="replace")
-    page = html_to_text(page) if kind == "text/html" else page
+    if kind == "text/html":  # as Markdown, which is what Claude Code's WebFetch reads
+        page = re.sub(r"\n{3,}", "\n\n", markdownify(page, heading_style="ATX")).strip()
     max_length = max(1, min(max_length, MAX_RESULT_CHARS))
     if len(page) > max_length:
         page = (page[:max_length]
                 + f"\n[... cut at {max_length:,} of {len(page):,} characters]")
     return page
-
-
-class _TextExtractor(HTMLParser):
-    SKIP = {"script", "style", "noscript", "template", "svg"}
-    BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6",
-             "pre", "section", "article", "header", "footer", "table", "ul", "ol"}
-
-    def __init__(self):
-        super().__init__()
-        self.parts, self.skipping = [], 0
-
-    def handle_starttag(self, tag, attrs):
-        self.skipping += tag in self.SKIP
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag):
-        self.skipping -= tag in self.SKIP and self.skipping > 0
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data):
-        if not self.skipping:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    """Visible text of an HTML page: scripts and styles dropped, spacing tidied."""
-    parser = _TextExtractor()
-    parser.feed(html)
-    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
 # === s02 · registration: each tool in one place ===
@@ -618,7 +587,7 @@ register(grep_search, "Search file contents with a regular expression; returns "
           "include": (str, "Only files whose names match this glob, e.g. '*.py'.")},
          ["pattern"])
 register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into "
-         "readable text).",
+         "Markdown).",
          {"url": (str, "The http(s) URL to fetch."),
           "max_length": (int, "The most characters to return.")}, ["url"])
 

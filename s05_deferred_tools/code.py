@@ -58,23 +58,23 @@ import textwrap
 import urllib.error
 import urllib.request
 import uuid
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pathspec
+from markdownify import markdownify
 import yaml
 
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (Unanalysable, all_runs, dangerous_reason,
                               is_read_only_command, is_write, parse_command, program,
                               shell_effects, unwrapped, within_budget)
-    from .sandbox import argv_for, probe
+    from .sandbox import argv_for, sandbox_missing, sandbox_settings, sandbox_summary
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (Unanalysable, all_runs, dangerous_reason,
                              is_read_only_command, is_write, parse_command, program,
                              shell_effects, unwrapped, within_budget)
-    from sandbox import argv_for, probe
+    from sandbox import argv_for, sandbox_missing, sandbox_settings, sandbox_summary
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s05"
@@ -664,44 +664,13 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
             or kind.endswith("+xml")):
         raise ToolError(f"{url} is {kind}, not text; web_fetch returns text only.")
     page = body.decode(charset, errors="replace")
-    page = html_to_text(page) if kind == "text/html" else page
+    if kind == "text/html":  # as Markdown, which is what Claude Code's WebFetch reads
+        page = re.sub(r"\n{3,}", "\n\n", markdownify(page, heading_style="ATX")).strip()
     max_length = max(1, min(max_length, MAX_RESULT_CHARS))
     if len(page) > max_length:
         page = (page[:max_length]
                 + f"\n[... cut at {max_length:,} of {len(page):,} characters]")
     return page
-
-
-class _TextExtractor(HTMLParser):
-    SKIP = {"script", "style", "noscript", "template", "svg"}
-    BLOCK = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6",
-             "pre", "section", "article", "header", "footer", "table", "ul", "ol"}
-
-    def __init__(self):
-        super().__init__()
-        self.parts, self.skipping = [], 0
-
-    def handle_starttag(self, tag, attrs):
-        self.skipping += tag in self.SKIP
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag):
-        self.skipping -= tag in self.SKIP and self.skipping > 0
-        if tag in self.BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data):
-        if not self.skipping:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> str:
-    """Visible text of an HTML page: scripts and styles dropped, spacing tidied."""
-    parser = _TextExtractor()
-    parser.feed(html)
-    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
 # === s02 · registration: each tool in one place ===
@@ -775,7 +744,7 @@ register(grep_search, "Search file contents with a regular expression; returns "
           "include": (str, "Only files whose names match this glob, e.g. '*.py'.")},
          ["pattern"], names=("Grep", "Read"), **READS)
 register(web_fetch, "Fetch an http(s) URL and return its text (HTML turned into "
-         "readable text).",
+         "Markdown).",
          {"url": (str, "The http(s) URL to fetch."),
           "max_length": (int, "The most characters to return.")}, ["url"],
          names=("WebFetch",), **READS)
@@ -990,7 +959,7 @@ def permission_summary() -> str:
     problems = "".join(f"\n  ignored a broken settings file: {p}"
                        for p in settings["problems"])
     return (f"permission mode: {mode} ({source}); rules: {rules}{problems}\n"
-            f"{sandbox_summary()}")
+            f"{sandbox_summary(sandbox_settings(SETTINGS_FILES))}")
 
 
 # === s03 · sandbox: what a shell command can touch ===
@@ -1002,33 +971,11 @@ def permission_summary() -> str:
 # Read rule denies. The classifier may be wrong; the sandbox makes that cheap. What
 # needs more fails with the system's own error; the model may ask to run it outside
 # (`dangerouslyDisableSandbox`: always asks). Settings: Claude Code's `sandbox` keys.
-SANDBOX_DEFAULTS = {"enabled": True, "failIfUnavailable": False,
-                    "allowUnsandboxedCommands": True, "filesystem": {}}
-
-
-def sandbox_settings() -> dict:
-    """The settings files' `sandbox` over SANDBOX_DEFAULTS (the local file last)."""
-    merged = dict(SANDBOX_DEFAULTS)
-    for name in SETTINGS_FILES:
-        try:
-            block = json.loads((Path.cwd() / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        merged.update(block.get("sandbox", {}) if isinstance(block, dict) else {})
-    return merged
-
-
-def sandbox_missing() -> str | None:
-    """Why shell commands run unconfined (the classifier alone), or None."""
-    if not sandbox_settings()["enabled"]:
-        return "sandbox.enabled is false in the settings"
-    return probe()
-
-
 def confine(command: str, unsandboxed: bool = False) -> list:
     """What runs `command`: bash inside the sandbox, or bash alone if the user let it
     out or no sandbox can start (an error if sandbox.failIfUnavailable is set)."""
-    settings, missing = sandbox_settings(), sandbox_missing()
+    settings = sandbox_settings(SETTINGS_FILES)
+    missing = sandbox_missing(settings)
     if missing and settings["enabled"] and settings["failIfUnavailable"]:
         raise ToolError(f"no sandbox ({missing}) and sandbox.failIfUnavailable is set")
     if missing or unsandboxed and settings["allowUnsandboxedCommands"]:
@@ -1049,8 +996,9 @@ def confine(command: str, unsandboxed: bool = False) -> list:
 
 def unsandboxed(tool_input: dict) -> bool:
     """Does this call ask to run outside a sandbox that could start, and may it?"""
-    return bool(tool_input.get("dangerouslyDisableSandbox")) and not sandbox_missing(
-    ) and sandbox_settings()["allowUnsandboxedCommands"]
+    settings = sandbox_settings(SETTINGS_FILES)
+    return (bool(tool_input.get("dangerouslyDisableSandbox"))
+            and not sandbox_missing(settings) and settings["allowUnsandboxedCommands"])
 
 
 def read_denied_paths() -> list:
@@ -1065,18 +1013,6 @@ def read_denied_paths() -> list:
         if not patterns or count > MAX_WALK:
             break
     return found
-
-
-def sandbox_summary() -> str:
-    """One line at start: what confines shell commands, or why nothing does."""
-    missing = sandbox_missing()
-    if missing is None:
-        return ("sandbox: shell commands run confined (no network, no home, writes "
-                "only where allowed)")
-    fail = sandbox_settings()["failIfUnavailable"]
-    return (f"sandbox: {'ERROR' if fail else 'none'}: {missing}. Shell commands "
-            + ("will not run." if fail else "run unconfined: the classifier alone "
-               "decides (best effort)."))
 
 
 # === s03 · permissions: decide_permission, the order is the policy ===

@@ -13,6 +13,7 @@ operating system runs, and a first reading can skip it:
 The same file stands in every chapter from s03 on.
 
 Reading map:
+  s03 · sandbox: its settings                 Claude Code's `sandbox` keys, one line
   s03 · sandbox: can one start here           probe(): the reason it cannot, or None
   s03 · sandbox: the programs a command runs  programs(): PATH and Python, visible
   s03 · sandbox: bubblewrap on Linux          bwrap_argv()
@@ -20,11 +21,49 @@ Reading map:
 """
 
 import functools
+import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+# === s03 · sandbox: its settings ===
+# Claude Code's `sandbox` keys, and their values when no settings file sets them.
+DEFAULTS = {"enabled": True, "failIfUnavailable": False,
+            "allowUnsandboxedCommands": True, "filesystem": {}}
+
+
+def sandbox_settings(files: list) -> dict:
+    """The `sandbox` block of each settings file (paths from the workspace; a later
+    file wins) over DEFAULTS. A file that is missing or broken adds nothing."""
+    merged = dict(DEFAULTS)
+    for file in files:
+        try:
+            block = json.loads(Path(file).read_text(encoding="utf-8")).get("sandbox")
+        except (OSError, ValueError, AttributeError):
+            continue
+        merged.update(block if isinstance(block, dict) else {})
+    return merged
+
+
+def sandbox_missing(settings: dict) -> str | None:
+    """Why shell commands run unconfined (the classifier alone decides), or None."""
+    if not settings["enabled"]:
+        return "sandbox.enabled is false in the settings"
+    return probe()
+
+
+def sandbox_summary(settings: dict) -> str:
+    """One line at start: what confines shell commands, or why nothing does."""
+    if (missing := sandbox_missing(settings)) is None:
+        return ("sandbox: shell commands run confined (no network, no home, writes "
+                "only where allowed)")
+    fail = settings["failIfUnavailable"]
+    return (f"sandbox: {'ERROR' if fail else 'none'}: {missing}. Shell commands "
+            + ("will not run." if fail else "run unconfined: the classifier alone "
+               "decides (best effort)."))
+
 
 # === s03 · sandbox: can one start here ===
 INSTALL = {  # how to get a sandbox, said once at start when none can start

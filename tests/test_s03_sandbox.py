@@ -36,7 +36,7 @@ def mod(request):
 @pytest.fixture
 def sandboxed(mod):
     """The chapter's sandbox can start here; else skip (fail when CI is set)."""
-    missing = mod.probe()
+    missing = mod.sandbox_missing(mod.sandbox_settings([]))  # default settings
     if missing:
         message = f"no sandbox: {missing} ({INSTALL})"
         if os.environ.get("CI"):
@@ -219,7 +219,7 @@ def test_the_seatbelt_profile_says_what_the_policy_says(mod):
     where allowed, protected paths denied after, network denied, home unreadable but
     the workspace, a denied path unreadable again."""
     ws, home = Path("/Users/me/ws"), Path("/Users/me")
-    profile = sys.modules[mod.probe.__module__].seatbelt_profile(
+    profile = sys.modules[mod.argv_for.__module__].seatbelt_profile(
         [ws], [ws / ".git/config"], [home, ws / "private.txt"], ws).split("\n")
     order = ["(deny network*)", "(deny file-write*)",
              '(allow file-write* (subpath "/Users/me/ws"))',
@@ -262,6 +262,6 @@ def test_with_bubblewrap_the_demo_runs_confined(sandboxed, tmp_path):
 
 
 def test_the_sandbox_module_is_imported_from_the_chapter(mod):
-    assert mod.probe.__module__ == mod.__name__.replace(".code", ".sandbox")
-    assert Path(sys.modules[mod.probe.__module__].__file__).parent == (
+    assert mod.argv_for.__module__ == mod.__name__.replace(".code", ".sandbox")
+    assert Path(sys.modules[mod.argv_for.__module__].__file__).parent == (
         ROOT / mod.__name__.split(".")[0])
