@@ -130,15 +130,15 @@ def chapter_of(path: Path) -> Path:
     return found[0]
 
 
-# From s03 on, code.py imports the bash classifier (bash_safety.py) and the sandbox's
-# mechanics (sandbox.py) from beside it. An exercise file is one file: the modules are
-# written in where code.py imports them, so a learner can change them too, and the
-# file runs from anywhere.
+# From s03 on, code.py imports the bash classifier (bash_safety.py), the sandbox's
+# mechanics (sandbox.py) and the rules' syntax (rules.py) from beside it. An exercise
+# file is one file: the modules are written in where code.py imports them, so a
+# learner can change them too, and the file runs from anywhere.
 IMPORTS_MODULE = re.compile(r"^if __package__:.*\n(?:[ \t].*\n)+else:.*\n(?:[ \t].*\n)+",
                             re.MULTILINE)
 
 
-MODULES = ("bash_safety.py", "sandbox.py")  # what code.py imports from beside it
+MODULES = ("bash_safety.py", "sandbox.py", "rules.py")  # what code.py imports from beside it
 
 
 def chapter_text(code: Path) -> str:
@@ -147,8 +147,10 @@ def chapter_text(code: Path) -> str:
     imports = IMPORTS_MODULE.search(text)
     if imports is None:
         return text
-    inlined = "\n\n\n".join(code.with_name(m).read_text(encoding="utf-8").rstrip("\n")
-                             for m in MODULES if code.with_name(m).is_file())
+    # a module's own imports of its siblings go too: in one file they are all there
+    inlined = "\n\n\n".join(
+        IMPORTS_MODULE.sub("", code.with_name(m).read_text(encoding="utf-8")).rstrip("\n")
+        for m in MODULES if code.with_name(m).is_file())
     return f"{text[:imports.start()]}{inlined}\n\n\n{text[imports.end():]}"
 
 

@@ -44,6 +44,7 @@ Run:  python s01_agent_loop/code.py            (REPL; offline demo if no API key
 """
 
 import argparse
+import contextlib
 import io
 import logging
 import os
@@ -133,10 +134,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
 
 def kill_group(proc: subprocess.Popen) -> None:
     """Kill the process and every process it started (they share its group)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):  # it may have exited already
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 
@@ -356,9 +355,8 @@ class ShowRetries(logging.Handler):
         elif msg.startswith("Retrying request to"):
             what = (f"API error {self.status} {self.KINDS.get(self.status, '')}"
                     .rstrip() if self.status else "API not reached")
-            print(f"[{what} · retrying in {record.args[-1]:.1f}s "
-                  f"(attempt {MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]",
-                  file=sys.stderr)
+            print(f"[{what} · retrying in {record.args[-1]:.1f}s (attempt "
+                  f"{MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]", file=sys.stderr)
             self.status = None
 
 

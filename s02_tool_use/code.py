@@ -45,6 +45,7 @@ Run:  python s02_tool_use/code.py            (REPL; offline demo if no API key)
 
 import argparse
 import bisect
+import contextlib
 import difflib
 import io
 import logging
@@ -139,8 +140,7 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
     # saved result back would save it again, and again.
     if len(output) <= MAX_RESULT_CHARS or tool_name == "read_file":
         return output
-    saved = save_result(output, tool_use_id)
-    half = MAX_RESULT_CHARS // 2
+    saved, half = save_result(output, tool_use_id), MAX_RESULT_CHARS // 2
     return (f"{output[:half]}\n\n[... {len(output) - 2 * half:,} characters cut from "
             f"the middle; the whole result ({len(output):,} characters) is saved in "
             f"{saved}: read it with read_file offset/limit ...]\n\n{output[-half:]}")
@@ -191,10 +191,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
 
 def kill_group(proc: subprocess.Popen) -> None:
     """Kill the process and every process it started (they share its group)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):  # it may have exited already
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 
@@ -205,8 +203,7 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     f.seek(0)
     if size <= limit:
         return f.read().decode(errors="replace").rstrip("\n")
-    saved = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}")
-    half = limit // 2
+    saved, half = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}"), limit // 2
     f.seek(0)
     head = f.read(half).decode(errors="replace")
     f.seek(size - half)
@@ -818,9 +815,8 @@ class ShowRetries(logging.Handler):
         elif msg.startswith("Retrying request to"):
             what = (f"API error {self.status} {self.KINDS.get(self.status, '')}"
                     .rstrip() if self.status else "API not reached")
-            print(f"[{what} · retrying in {record.args[-1]:.1f}s "
-                  f"(attempt {MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]",
-                  file=sys.stderr)
+            print(f"[{what} · retrying in {record.args[-1]:.1f}s (attempt "
+                  f"{MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]", file=sys.stderr)
             self.status = None
 
 

@@ -39,18 +39,16 @@ Run:  python s05_deferred_tools/code.py            (REPL; offline demo if no API
 
 import argparse
 import bisect
+import contextlib
 import difflib
-import functools
 import hashlib
 import io
-import ipaddress
 import json
 import logging
 import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -62,19 +60,21 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pathspec
-from markdownify import markdownify
 import yaml
+from markdownify import markdownify
 
 if __package__:  # imported as a package (the tests import s03_permissions.code)
-    from .bash_safety import (Unanalysable, all_runs, dangerous_reason,
-                              is_read_only_command, is_write, parse_command, program,
+    from .bash_safety import (dangerous_reason, is_read_only_command, is_write,
                               shell_effects, unwrapped, within_budget)
     from .sandbox import argv_for, sandbox_missing, sandbox_settings, sandbox_summary
+    from .rules import (command_rule_matches, parse_rule, path_rule_matches,
+                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
-    from bash_safety import (Unanalysable, all_runs, dangerous_reason,
-                             is_read_only_command, is_write, parse_command, program,
+    from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
     from sandbox import argv_for, sandbox_missing, sandbox_settings, sandbox_summary
+    from rules import (command_rule_matches, parse_rule, path_rule_matches,
+                       read_denied, read_deny_patterns, shell_rule_applies, url_host)
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s05"
@@ -133,6 +133,7 @@ def reset_session() -> None:
 # Known by name only until the model loads them with tool_search: rarely needed, and
 # every schema left out is a few hundred bytes less in every request.
 DEFERRED_TOOLS = ("web_fetch", "enter_plan_mode", "exit_plan_mode")
+
 
 def tools_for_request() -> list[dict]:
     """The `tools` of the next request: every tool that is not deferred, in TOOLS
@@ -249,8 +250,7 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
     # saved result back would save it again, and again.
     if len(output) <= MAX_RESULT_CHARS or tool_name == "read_file":
         return output
-    saved = save_result(output, tool_use_id)
-    half = MAX_RESULT_CHARS // 2
+    saved, half = save_result(output, tool_use_id), MAX_RESULT_CHARS // 2
     return (f"{output[:half]}\n\n[... {len(output) - 2 * half:,} characters cut from "
             f"the middle; the whole result ({len(output):,} characters) is saved in "
             f"{saved}: read it with read_file offset/limit ...]\n\n{output[-half:]}")
@@ -302,10 +302,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
 
 def kill_group(proc: subprocess.Popen) -> None:
     """Kill the process and every process it started (they share its group)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):  # it may have exited already
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     proc.wait()
 
 
@@ -316,8 +314,7 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     f.seek(0)
     if size <= limit:
         return f.read().decode(errors="replace").rstrip("\n")
-    saved = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}")
-    half = limit // 2
+    saved, half = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}"), limit // 2
     f.seek(0)
     head = f.read(half).decode(errors="replace")
     f.seek(size - half)
@@ -568,7 +565,7 @@ def list_files(pattern: str, path: str = ".") -> str:
     # its patterns; ripgrep lists the files (it never follows a link out).
     match = pathspec.GitIgnoreSpec.from_lines(["/" + pattern.lstrip("/")]).match_file
     hidden = ["--hidden", "--glob", "!.git"] if re.search(r"(^|/)\.", pattern) else []
-    denied = read_deny_patterns()  # a Read deny rule hides what it covers
+    denied = read_deny_patterns(load_settings())  # a Read deny rule hides them
     found = [rel for line in ripgrep(["--files", *hidden], cwd=base)
              if match(rel := line.rstrip(b"\r\n").decode(errors="replace"))
              and not (denied and read_denied(denied, display(base / rel)))]
@@ -599,7 +596,7 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     # ripgrep searches on every core, so files come in any order. `kept` holds the
     # first GREP_LIMIT lines by path (insort is stable, a file's lines come in order).
     # subtle: NUL sorts first, so `line < after` is "from a file before the last kept".
-    kept, total, after, denied = [], 0, b"", read_deny_patterns()
+    kept, total, after, denied = [], 0, b"", read_deny_patterns(load_settings())
     for line in ripgrep(args):  # subtle: count every match, but keep only a few
         if denied and read_denied(denied, os.fsdecode(line.partition(b"\0")[0])):
             continue  # a Read deny rule covers that file: its lines are not shown
@@ -620,19 +617,6 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
 
 
 # === s03 · web_fetch: the gate sees every host it reaches ===
-def url_host(url: str) -> str:
-    """The host a URL reaches, as the network reads it: `127.1`, `0x7f.1` and
-    `[::ffff:127.0.0.1]` all reach 127.0.0.1, so one rule covers every spelling."""
-    host = (urlparse(url).hostname or "").lower().rstrip(".")
-    try:
-        if re.fullmatch(r"[0-9][0-9a-fx.]*", host):  # inet_aton reads it as the OS does
-            return socket.inet_ntoa(socket.inet_aton(host))
-        address = ipaddress.ip_address(host)
-        return str(address.ipv4_mapped or address)
-    except (OSError, ValueError):
-        return host
-
-
 class SameHostRedirects(urllib.request.HTTPRedirectHandler):
     """Follow a redirect on the same host only; one to another host goes back to the
     model (as in Claude Code's WebFetch), so a page cannot lead it past the gate."""
@@ -686,9 +670,8 @@ FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
 
 def register(handler, description: str, fields: dict, required: tuple = (),
              **meta) -> None:
-    """Declare a tool: `fields` maps each input field to (type, description), the type
-    str, int or bool, or a JSON schema of its own; `meta` is its safety metadata (see
-    SAFE_DEFAULTS for what a tool may leave out)."""
+    """Declare a tool: `fields` maps each field to (type, description), the type str,
+    int, bool or a JSON schema; `meta` is its safety metadata (see SAFE_DEFAULTS)."""
     properties = {name: {**(kind if isinstance(kind, dict)
                             else {"type": FIELD_TYPES[kind]}),
                          "description": text} for name, (kind, text) in fields.items()}
@@ -835,15 +818,6 @@ def load_settings() -> dict:
     return merged
 
 
-def parse_rule(rule: str) -> tuple[str, str | None]:
-    """"Bash(npm test:*)" -> ("Bash", "npm test:*"); "Read" -> ("Read", None)."""
-    rule = rule.strip()
-    if rule.endswith(")") and "(" in rule:
-        name, content = rule[:-1].split("(", 1)
-        return name.strip(), content
-    return rule, None
-
-
 def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | None:
     """Does a rule match this call? None if not, else a note on how ("" when it
     plainly matches). A shell command answers Bash rules for every command it
@@ -872,81 +846,12 @@ def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | Non
     return None
 
 
-def shell_rule_applies(content: str, command: str) -> str | None:
-    """A Bash rule matches if it matches any command the line runs, wrappers opened
-    (`sudo /bin/rm x` is also `rm x`). If a command cannot be seen (`$X a.txt`,
-    `eval "$code"`, a line that does not parse), no rule is ruled out: it matches."""
-    try:
-        runs = all_runs(parse_command(command))
-    except Unanalysable as e:
-        return f" (the command cannot be analysed: {e})"
-    for cmd in runs:
-        if cmd.opaque:
-            return f" ({cmd.opaque})"
-        written = " ".join(w.text for w in cmd.words)
-        if any(command_rule_matches(content, text) for text in (written, " ".join(
-                [program(cmd)] + [w.text for w in cmd.words[1:]])) if text):
-            return ""
-    return None
-
-
-def command_rule_matches(pattern: str, command: str) -> bool:
-    """Claude Code's Bash rule forms: `npm test` exactly; `npm run test:*` and
-    `ls *` by prefix with a word boundary (so not `lsof`); `*` elsewhere spans
-    anything, spaces and arguments included. A rule sees a command's words, never
-    its redirections: `git log > f` is `git log` plus a write that Edit rules judge."""
-    if pattern.endswith(":*"):
-        prefix = pattern[:-2]
-        return command == prefix or command.startswith(prefix + " ")
-    if "*" not in pattern:
-        return command == pattern
-    regex = ".*".join(re.escape(piece) for piece in pattern.split("*"))
-    if pattern.endswith(" *") and pattern.count("*") == 1:
-        regex = regex[:-len(re.escape(" ") + ".*")] + "(?: .*)?"  # `ls *` matches `ls`
-    return re.fullmatch(regex, command, re.DOTALL) is not None
-
-
 def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
     """The path as written (normalised) and as resolved; allow rules use only the
     resolved one, so a symbolic link cannot launder a path into an allow rule."""
     resolved = resolve_path(path_of(tool_input))
     written = os.path.normpath(Path.cwd() / os.path.expanduser(path_of(tool_input)))
     return [resolved, Path(written)] if deny else [resolved]
-
-
-def path_rule_matches(pattern: str, path: Path) -> bool:
-    """gitignore patterns (pathspec reads them as git does): `//abs/**` from the root,
-    `~/x/**` from home, `/x` and `./x` from the workspace, and `x` without a slash at
-    any depth. A directory matches as the folder it is: `docs/**` covers `docs/`."""
-    for prefix, base in (("//", Path("/")), ("~/", Path.home()), ("./", Path.cwd()),
-                         ("/", Path.cwd()), ("", Path.cwd())):
-        if pattern.startswith(prefix):
-            break
-    anchored = "/" + pattern[len(prefix):] if prefix else pattern
-    try:
-        rel = path.relative_to(base.resolve()).as_posix()
-    except ValueError:
-        return False
-    spec = gitignore(anchored)
-    return (rel != "." and spec.match_file(rel)
-            or path.is_dir() and spec.match_file(rel + "/"))
-
-
-def read_deny_patterns(rules: dict | None = None) -> list:
-    """The patterns of the Read deny rules (of the settings unless given):
-    list_files and grep_search leave out what they cover, as read_file refuses it."""
-    deny = (load_settings() if rules is None else rules).get("deny", [])
-    return [c for n, c in map(parse_rule, deny) if n == "Read" and c]
-
-
-def read_denied(patterns: list, path: str) -> bool:
-    full = Path(os.path.normpath(Path.cwd().resolve() / path))
-    return any(path_rule_matches(p, full) for p in patterns)
-
-
-@functools.lru_cache(maxsize=256)
-def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
-    return pathspec.GitIgnoreSpec.from_lines([pattern])
 
 
 def permission_summary() -> str:
@@ -1004,7 +909,7 @@ def unsandboxed(tool_input: dict) -> bool:
 def read_denied_paths() -> list:
     """The files and folders in the workspace that a Read deny rule covers (the
     sandbox hides them). Past MAX_WALK entries, the rest of the walk is skipped."""
-    patterns, found = read_deny_patterns(), []
+    patterns, found = read_deny_patterns(load_settings()), []
     for count, (folder, dirs, files) in enumerate(os.walk(Path.cwd().resolve())):
         for path in (Path(folder, name) for name in dirs + files):
             if patterns and any(path_rule_matches(p, path) for p in patterns):
@@ -1371,7 +1276,7 @@ def find_skills() -> tuple[dict, list[str]]:
 def readable(path: Path) -> bool:
     """What a skill may show the model: a file that is inside the workspace, links
     followed, and that no Read deny rule covers (read_file would refuse the rest)."""
-    real, patterns = resolve_path(str(path)), read_deny_patterns()
+    real, patterns = resolve_path(str(path)), read_deny_patterns(load_settings())
     return is_inside(real) and not any(read_denied(patterns, str(p))
                                        for p in (path, real))
 
@@ -2059,9 +1964,8 @@ class ShowRetries(logging.Handler):
         elif msg.startswith("Retrying request to"):
             what = (f"API error {self.status} {self.KINDS.get(self.status, '')}"
                     .rstrip() if self.status else "API not reached")
-            print(f"[{what} · retrying in {record.args[-1]:.1f}s "
-                  f"(attempt {MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]",
-                  file=sys.stderr)
+            print(f"[{what} · retrying in {record.args[-1]:.1f}s (attempt "
+                  f"{MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]", file=sys.stderr)
             self.status = None
 
 

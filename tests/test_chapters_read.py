@@ -40,7 +40,7 @@ MAX_FUNCTION_LINES = 40
 
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
-MODULES = (MODULE, "sandbox.py")  # ... and the sandbox's mechanics
+MODULES = (MODULE, "sandbox.py", "rules.py")  # ... the sandbox, the rule syntax
 MODULE_CHAPTERS = [c for c in CHAPTERS if (ROOT / c / MODULE).exists()]
 
 

@@ -1,0 +1,127 @@
+"""rules: Claude Code's permission rules, read and matched (s03 on).
+
+code.py decides which rules a call meets and what they decide: deny first, then ask,
+then allow, in the order its gate sets. This file only reads the rules: a rule's two
+parts, and whether its pattern matches a command line, a path or a host, as Claude
+Code reads the rules of its settings files. A first reading can skip it: the table
+of rule forms in the chapter's README says what each form matches. The same file
+stands in every chapter from s03 on.
+
+Reading map:
+  s03 · rules: a rule's two parts         parse_rule("Bash(npm test:*)"); Read denies
+  s03 · rules: command patterns           exactly, by prefix (`:*`, ` *`), or with `*`
+  s03 · rules: Bash rules on a line       every command the line runs, wrappers opened
+  s03 · rules: path patterns              gitignore's patterns, read by pathspec
+  s03 · rules: hosts                      WebFetch(domain:...): the host a URL reaches
+"""
+
+import functools
+import ipaddress
+import os
+import re
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pathspec
+
+if __package__:  # imported as a package (the tests import s03_permissions.code)
+    from .bash_safety import Unanalysable, all_runs, parse_command, program
+else:  # run as a script: its folder is on sys.path
+    from bash_safety import Unanalysable, all_runs, parse_command, program
+
+
+# === s03 · rules: a rule's two parts ===
+def parse_rule(rule: str) -> tuple[str, str | None]:
+    """"Bash(npm test:*)" -> ("Bash", "npm test:*"); "Read" -> ("Read", None)."""
+    rule = rule.strip()
+    if rule.endswith(")") and "(" in rule:
+        name, content = rule[:-1].split("(", 1)
+        return name.strip(), content
+    return rule, None
+
+
+def read_deny_patterns(rules: dict) -> list:
+    """The patterns of the Read deny rules among `rules` (the settings'): list_files
+    and grep_search leave out what they cover, as read_file refuses it."""
+    return [c for n, c in map(parse_rule, rules.get("deny", [])) if n == "Read" and c]
+
+
+# === s03 · rules: command patterns ===
+def command_rule_matches(pattern: str, command: str) -> bool:
+    """Claude Code's Bash rule forms: `npm test` exactly; `npm run test:*` and
+    `ls *` by prefix with a word boundary (so not `lsof`); `*` elsewhere spans
+    anything, spaces and arguments included. A rule sees a command's words, never
+    its redirections: `git log > f` is `git log` plus a write that Edit rules judge."""
+    if pattern.endswith(":*"):
+        prefix = pattern[:-2]
+        return command == prefix or command.startswith(prefix + " ")
+    if "*" not in pattern:
+        return command == pattern
+    regex = ".*".join(re.escape(piece) for piece in pattern.split("*"))
+    if pattern.endswith(" *") and pattern.count("*") == 1:
+        regex = regex[:-len(re.escape(" ") + ".*")] + "(?: .*)?"  # `ls *` matches `ls`
+    return re.fullmatch(regex, command, re.DOTALL) is not None
+
+
+# === s03 · rules: Bash rules on a line ===
+def shell_rule_applies(content: str, command: str) -> str | None:
+    """A Bash rule matches if it matches any command the line runs, wrappers opened
+    (`sudo /bin/rm x` is also `rm x`). If a command cannot be seen (`$X a.txt`,
+    `eval "$code"`, a line that does not parse), no rule is ruled out: it matches."""
+    try:
+        runs = all_runs(parse_command(command))
+    except Unanalysable as e:
+        return f" (the command cannot be analysed: {e})"
+    for cmd in runs:
+        if cmd.opaque:
+            return f" ({cmd.opaque})"
+        written = " ".join(w.text for w in cmd.words)
+        if any(command_rule_matches(content, text) for text in (written, " ".join(
+                [program(cmd)] + [w.text for w in cmd.words[1:]])) if text):
+            return ""
+    return None
+
+
+# === s03 · rules: path patterns ===
+def path_rule_matches(pattern: str, path: Path) -> bool:
+    """gitignore patterns (pathspec reads them as git does): `//abs/**` from the root,
+    `~/x/**` from home, `/x` and `./x` from the workspace, and `x` without a slash at
+    any depth. A directory matches as the folder it is: `docs/**` covers `docs/`."""
+    for prefix, base in (("//", Path("/")), ("~/", Path.home()), ("./", Path.cwd()),
+                         ("/", Path.cwd()), ("", Path.cwd())):
+        if pattern.startswith(prefix):
+            break
+    anchored = "/" + pattern[len(prefix):] if prefix else pattern
+    try:
+        rel = path.relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return False
+    spec = gitignore(anchored)
+    return (rel != "." and spec.match_file(rel)
+            or path.is_dir() and spec.match_file(rel + "/"))
+
+
+def read_denied(patterns: list, path: str) -> bool:
+    """Does a Read deny rule's pattern cover `path` (from the workspace)?"""
+    full = Path(os.path.normpath(Path.cwd().resolve() / path))
+    return any(path_rule_matches(p, full) for p in patterns)
+
+
+@functools.lru_cache(maxsize=256)
+def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+# === s03 · rules: hosts ===
+def url_host(url: str) -> str:
+    """The host a URL reaches, as the network reads it: `127.1`, `0x7f.1` and
+    `[::ffff:127.0.0.1]` all reach 127.0.0.1, so one rule covers every spelling."""
+    host = (urlparse(url).hostname or "").lower().rstrip(".")
+    try:
+        if re.fullmatch(r"[0-9][0-9a-fx.]*", host):  # inet_aton reads it as the OS does
+            return socket.inet_ntoa(socket.inet_aton(host))
+        address = ipaddress.ip_address(host)
+        return str(address.ipv4_mapped or address)
+    except (OSError, ValueError):
+        return host
