@@ -113,6 +113,10 @@ def programs(hidden: list, workspace: Path) -> list:
     found = [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep)]
     out = []
     for path in found + [Path(sys.prefix), Path(sys.base_prefix)]:
+        # pyenv, rbenv, asdf: a shim runs the manager's own program and the version
+        # chosen, both under the folder above the shims (~/.pyenv): that folder, then
+        if path.name == "shims":
+            path = path.parent
         path = path.resolve() if path.is_absolute() and path.is_dir() else None
         if path is None or path in out or workspace in (path, *path.parents):
             continue

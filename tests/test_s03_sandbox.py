@@ -174,6 +174,27 @@ def test_programs_under_your_home_still_run(sandboxed, server, client, workspace
     assert SECRET not in result_text(results[2])
 
 
+def test_a_version_managers_shims_still_run(sandboxed, server, client, workspace,
+                                             secrets, monkeypatch):
+    """pyenv's way (rbenv and asdf do the same): the folder on PATH holds shims, and a
+    shim runs the manager's own program from the folder above, under your home. That
+    folder is visible read-only, so `python3` through a shim runs; keys stay hidden."""
+    root = secrets / ".toolenv"
+    (root / "libexec").mkdir(parents=True)
+    (root / "shims").mkdir()
+    (root / "libexec" / "toolenv").write_text('#!/bin/sh\necho "run by toolenv: $1"\n')
+    (root / "shims" / "hello-shim").write_text(
+        f'#!/bin/sh\nexec "{root}/libexec/toolenv" hello-shim "$@"\n')
+    for script in (root / "libexec" / "toolenv", root / "shims" / "hello-shim"):
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{root / 'shims'}{os.pathsep}{os.environ['PATH']}")
+    settings(workspace, defaultMode="bypassPermissions")  # nothing asks: all run
+    results = run_commands(sandboxed, server, client, [
+        "hello-shim", "cat ~/.ssh/id_rsa"])
+    assert "run by toolenv: hello-shim" in result_text(results[0])
+    assert SECRET not in result_text(results[1])
+
+
 def test_protected_paths_survive_bypass_permissions(sandboxed, server, client, workspace):
     """bypassPermissions runs a write the classifier cannot see, but the sandbox keeps
     .git/config, .git/hooks and .claude read-only while the workspace is writable."""
