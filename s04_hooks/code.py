@@ -611,7 +611,7 @@ class SameHostRedirects(urllib.request.HTTPRedirectHandler):
 
 # === s02 · web_fetch: a page as text ===
 def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
-    """An http(s) page as readable text."""
+    """An http(s) page as text, its HTML as Markdown."""
     if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
         raise ToolError(f"web_fetch takes http:// or https:// URLs only, not {url!r}.")
     request = urllib.request.Request(url, headers={"User-Agent": "course-agent/1.0"})
