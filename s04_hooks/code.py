@@ -630,7 +630,10 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
         raise ToolError(f"{url} is {kind}, not text; web_fetch returns text only.")
     page = body.decode(charset, errors="replace")
     if kind == "text/html":  # as Markdown, which is what Claude Code's WebFetch reads
-        page = re.sub(r"\n{3,}", "\n\n", markdownify(page, heading_style="ATX")).strip()
+        try:  # lxml closes what HTML may leave open (<p>, <li>): the tree stays shallow
+            page = markdownify(page, heading_style="ATX", bs4_options="lxml").strip()
+        except RecursionError:  # tags nested deeper than Python's recursion goes
+            raise ToolError(f"{url}: its HTML nests too deeply to turn into text.")
     max_length = max(1, min(max_length, MAX_RESULT_CHARS))
     if len(page) > max_length:
         page = (page[:max_length]

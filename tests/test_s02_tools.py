@@ -572,6 +572,9 @@ PAGES = {  # path -> (status, content type, body)
                    "<p>Fish &amp; chips</p><ul><li>one</li><li>two</li></ul></body></html>"),
     "/short.html": (200, "text/html", "<!doctype html><html><head><title>T</title>"
                                       "<body><p>Body text</p></body></html>"),
+    "/list.html": (200, "text/html", "<p>See <a href='/more'>more</a>.<ul>"
+                   + "".join(f"<li>item {i}" for i in range(3000)) + "</ul><p>The end"),
+    "/deep.html": (200, "text/html", "<div>" * 5000 + "deep" + "</div>" * 5000),
     "/long.txt": (200, "text/plain", "0123456789" * 1000),
     "/data.json": (200, "application/json", '{"ok": true}'),
     "/logo.png": (200, "image/png", "\x89PNG not text"),
@@ -629,6 +632,22 @@ def test_web_fetch_page_without_head_end_tag(mod, trusted, site):
     output, is_error = fetch(mod, url=f"{site}/short.html")
     assert not is_error
     assert "Body text" in output
+
+
+def test_web_fetch_gives_markdown_even_for_open_tags(mod, trusted, site):
+    """HTML may leave <p> and <li> open: 3,000 open items still come back, as a
+    Markdown list, and a link keeps where it goes (as Claude Code's WebFetch gives)."""
+    output, is_error = fetch(mod, url=f"{site}/list.html", max_length=100_000)
+    assert not is_error, output
+    assert "[more](/more)" in output and "* item 0\n" in output
+    assert "* item 2999" in output and output.endswith("The end")
+
+
+def test_web_fetch_of_html_nested_too_deeply_is_an_error(mod, trusted, site):
+    """5,000 nested tags are deeper than the conversion can follow: a clear is_error
+    result, not a crash."""
+    output, is_error = fetch(mod, url=f"{site}/deep.html")
+    assert is_error and "nests too deeply" in output
 
 
 def test_web_fetch_plain_text_and_json_pass_through(mod, trusted, site):
