@@ -53,6 +53,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -63,6 +64,7 @@ MAX_TURNS = 50               # model calls per task before we give up on a runaw
 DEFAULT_TIMEOUT = 120_000    # milliseconds a command may run (as Claude Code) ...
 MAX_TIMEOUT = 600_000        # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
+MAX_OUTPUT_BYTES = 32_000_000  # a command's output on disk: past this, it stops
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the run_shell "
@@ -115,11 +117,7 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
             env={**os.environ, **NON_INTERACTIVE_ENV},
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
-            status = f"exit code: {proc.wait(timeout=seconds)}"
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            status = (f"timed out after {seconds:g}s: the command and everything "
-                      "it started were killed")
+            status = wait_for(proc, seconds, out, err)
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
@@ -137,6 +135,24 @@ def kill_group(proc: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):  # it may have exited already
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
+    """Wait for the command: its status. Past `seconds`, or once its output on disk
+    passes MAX_OUTPUT_BYTES (`seq 1 20000000` writes 169 MB), it is killed with
+    everything it started: the disk is bounded as well as the result."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            return f"exit code: {proc.wait(timeout=min(left, 0.25))}"
+        except subprocess.TimeoutExpired:
+            if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
+                kill_group(proc)
+                return (f"stopped: its output passed {MAX_OUTPUT_BYTES // 10**6} MB; "
+                        "the command and everything it started were killed")
+    kill_group(proc)
+    return (f"timed out after {seconds:g}s: the command and everything it started "
+            "were killed")
 
 
 def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS) -> str:

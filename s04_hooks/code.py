@@ -53,6 +53,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -65,13 +66,15 @@ from markdownify import markdownify
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (dangerous_reason, is_read_only_command, is_write,
                               shell_effects, unwrapped, within_budget)
-    from .sandbox import argv_for, sandbox_missing, sandbox_settings, sandbox_summary
+    from .sandbox import (SandboxError, argv_for, git_reads, placeholders,
+                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from .rules import (command_rule_matches, parse_rule, path_rule_matches,
                         read_denied, read_deny_patterns, shell_rule_applies, url_host)
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
-    from sandbox import argv_for, sandbox_missing, sandbox_settings, sandbox_summary
+    from sandbox import (SandboxError, argv_for, git_reads, placeholders,
+                         sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from rules import (command_rule_matches, parse_rule, path_rule_matches,
                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
 
@@ -83,6 +86,7 @@ MAX_TURNS = 50               # model calls per task before we give up on a runaw
 DEFAULT_TIMEOUT = 120_000    # milliseconds a command may run (as Claude Code) ...
 MAX_TIMEOUT = 600_000        # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
+MAX_OUTPUT_BYTES = 32_000_000  # a command's output on disk: past this, it stops
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools to "
@@ -145,6 +149,8 @@ def is_inside(full: Path) -> bool:
 # after Claude Code's protected paths. One table: a write to one always asks (file
 # tools and shell commands alike, bypassPermissions too), and the sandbox keeps the
 # ones in the workspace read-only even when the workspace is writable.
+STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
+                 ".zprofile", ".zshenv")  # they matter in your home, hidden anyway
 PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".git/hooks/": "a git hook (hooks run programs)",
     ".git/config": "git's config (which can run programs)",
@@ -153,8 +159,9 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".claude/settings.local.json": "the agent's own permission settings",
     ".mcp.json": "the MCP servers the agent starts (programs)",
     ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
-    **dict.fromkeys((".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
-                     ".zprofile", ".zshenv"), "a shell start-up file"),
+    ".envrc": "direnv's script (it runs when you cd in)",
+    ".pre-commit-config.yaml": "pre-commit's hooks (they run on git commit)",
+    **dict.fromkeys(STARTUP_FILES, "a shell start-up file"),
     "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)"}
 
 
@@ -257,17 +264,14 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
     # us wait for it. Files cost no memory and we only wait for bash itself.
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with (confine(command, dangerouslyDisableSandbox) as argv,
+          tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err):
         proc = subprocess.Popen(
-            confine(command, dangerouslyDisableSandbox), stdin=subprocess.DEVNULL,
-            stdout=out, stderr=err, env={**os.environ, **NON_INTERACTIVE_ENV},
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            env={**os.environ, **NON_INTERACTIVE_ENV},
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
-            status = f"exit code: {proc.wait(timeout=seconds)}"
-        except subprocess.TimeoutExpired:
-            kill_group(proc)
-            status = (f"timed out after {seconds:g}s: the command and everything "
-                      "it started were killed")
+            status = wait_for(proc, seconds, out, err)
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
@@ -286,6 +290,24 @@ def kill_group(proc: subprocess.Popen) -> None:
     with contextlib.suppress(ProcessLookupError):  # it may have exited already
         os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
+
+
+def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
+    """Wait for the command: its status. Past `seconds`, or once its output on disk
+    passes MAX_OUTPUT_BYTES (`seq 1 20000000` writes 169 MB), it is killed with
+    everything it started: the disk is bounded as well as the result."""
+    deadline = time.monotonic() + seconds
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            return f"exit code: {proc.wait(timeout=min(left, 0.25))}"
+        except subprocess.TimeoutExpired:
+            if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
+                kill_group(proc)
+                return (f"stopped: its output passed {MAX_OUTPUT_BYTES // 10**6} MB; "
+                        "the command and everything it started were killed")
+    kill_group(proc)
+    return (f"timed out after {seconds:g}s: the command and everything it started "
+            "were killed")
 
 
 def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str:
@@ -855,32 +877,109 @@ def permission_summary() -> str:
 # The gate decides whether to ask; the operating system decides what a command can
 # touch (sandbox.py: bubblewrap on Linux, Seatbelt on macOS). Every command runs
 # confined, however it was allowed: on a read-only verdict it writes nothing (the
-# workspace is read-only too), else only the workspace; always a private /tmp, the
-# PROTECTED paths read-only, no network, no home (but the workspace) and no path a
-# Read rule denies. The classifier may be wrong; the sandbox makes that cheap. What
-# needs more fails with the system's own error; the model may ask to run it outside
-# (`dangerouslyDisableSandbox`: always asks). Settings: Claude Code's `sandbox` keys.
-def confine(command: str, unsandboxed: bool = False) -> list:
-    """What runs `command`: bash inside the sandbox, or bash alone if the user let it
-    out or no sandbox can start (an error if sandbox.failIfUnavailable is set)."""
+# workspace is read-only too), else only the workspace; always a private /tmp, no
+# network, no home (but the workspace) and no path a Read rule denies, at any depth.
+# A writing command can change nothing that runs later outside the sandbox: the
+# PROTECTED names (at any depth, and held while missing), each repository's git
+# config and hooks, the programs the agent runs. The classifier may be wrong; the
+# sandbox makes that cheap. What needs more fails with the system's own error; the
+# model may ask to run it outside (`dangerouslyDisableSandbox`: always asks, in
+# every mode). Settings: Claude Code's `sandbox` keys.
+@contextlib.contextmanager
+def confine(command: str, unsandboxed: bool = False):
+    """What runs `command`, for as long as it runs: bash inside the sandbox, or bash
+    alone if the user let it out or no sandbox can start (an error if
+    sandbox.failIfUnavailable is set)."""
     settings = sandbox_settings(SETTINGS_FILES)
     missing = sandbox_missing(settings)
     if missing and settings["enabled"] and settings["failIfUnavailable"]:
         raise ToolError(f"no sandbox ({missing}) and sandbox.failIfUnavailable is set")
     if missing or unsandboxed and settings["allowUnsandboxedCommands"]:
-        return ["bash", "-c", command]
+        yield ["bash", "-c", command]
+        return
     workspace, files = Path.cwd().resolve(), settings["filesystem"]
-    writable = [] if is_read_only_command(command) else [workspace] + [
-        resolve_path(p) for p in files.get("allowWrite", [])]
-    protected = [workspace / e for e in PROTECTED if not e.startswith("~/")] + [
-        Path.home() / e[2:] for e in PROTECTED if e.startswith("~/")]
-    protected.append(workspace / ".claude")  # no settings file may appear there
-    read_only = [p.resolve() for p in protected if p.exists()
-                 and is_inside(p.resolve())] + [resolve_path(p) for p in
-                                                 files.get("denyWrite", [])]
-    hidden = [Path.home().resolve(), *read_denied_paths(),
+    writes = not is_read_only_command(command)
+    denied, named = walk(workspace, writes)
+    protected = protected_paths(workspace, named) if writes else {}
+    writable = [workspace, *(p for p in named if p.name == ".git" and p.is_dir()),
+                *(resolve_path(p) for p in files.get("allowWrite", []))]
+    hidden = [Path.home().resolve(), *denied,
               *(resolve_path(p) for p in files.get("denyRead", []))]
-    return argv_for(command, writable, read_only, hidden, workspace)
+    read_only = [*protected, *(resolve_path(p) for p in files.get("denyWrite", []))]
+    with placeholders(protected):
+        yield argv_for(command, writable if writes else [], read_only, hidden,
+                       workspace)
+
+
+def walk(workspace: Path, writes: bool) -> tuple[list, list]:
+    """One walk of the workspace: the paths a Read deny rule covers (hidden from
+    every command) and, for a writing command, the protected names at any depth."""
+    patterns = read_deny_patterns(load_settings())
+    names = {Path(e).parts[0] for e in PROTECTED if not e.startswith("~/")}
+    if not patterns and not writes:
+        return [], []
+    try:
+        denied, named = scan(workspace, lambda path: any(
+            path_rule_matches(p, path) for p in patterns), names if writes else set())
+    except SandboxError as e:
+        raise ToolError(str(e))  # fail closed: what the walk missed is not hidden
+    return denied + [outside_root(p) for p in patterns if p.startswith("//")], named
+
+
+def outside_root(pattern: str) -> Path:
+    """The folder a Read deny rule outside the workspace starts at (`//data/**/*.key`
+    -> /data): hidden whole, which may hide more than the rule, never less."""
+    fixed = [part for part in pattern[1:].split("/")]
+    stop = next((i for i, p in enumerate(fixed) if any(c in p for c in "*?[")),
+                len(fixed))
+    return Path("/".join(fixed[:stop]) or "/").resolve()
+
+
+def protected_paths(workspace: Path, named: list) -> dict:
+    """What a writing command must leave as it is, {path: "file" | "folder"}: every
+    protected name in the workspace (or the first missing part of one, held while it
+    runs), what git reads for each repository, the programs the agent runs later."""
+    out = {first_missing(workspace, e): "folder" for e in PROTECTED
+           if e not in STARTUP_FILES and not e.startswith("~/")}
+    out |= dict.fromkeys([p for p in named if p.name != ".git"], "folder")
+    for git in [workspace / ".git", *(p for p in named if p.name == ".git")]:
+        out |= git_reads(git, git.parent) if os.path.lexists(git) else {}
+    out |= dict.fromkeys([p for p in agent_programs() if p.is_relative_to(workspace)
+                          and p != workspace], "folder")
+    if links := [p for p in out if p.is_symlink()]:
+        raise ToolError(f"{display(links[0])} is a symbolic link: a protected name "
+                        "cannot be held in place while it is one")
+    return out
+
+
+def first_missing(workspace: Path, entry: str) -> Path:
+    """The entry's path, or its first part that does not exist yet (no .git: .git)."""
+    path = workspace
+    for part in Path(entry).parts:
+        path /= part
+        if not os.path.lexists(path):
+            break
+    return path
+
+
+def agent_programs() -> list:
+    """The folders of what the agent runs outside the sandbox: its Python (and every
+    module it may import), this chapter, ripgrep, bubblewrap, and every folder on
+    PATH (where a program named later is looked up)."""
+    found = [shutil.which(p) for p in ("rg", "bwrap")]
+    return [Path(p).resolve() for p in [sys.prefix, Path(__file__).parent,
+                                        *os.environ.get("PATH", "").split(os.pathsep),
+                                        *(Path(f).parent for f in found if f)] if p]
+
+
+def home_problem() -> str | None:
+    """Started in your home folder (or above it), the workspace would hold your
+    home: the sandbox could hide none of it (keys, your shell's start-up files)."""
+    home, workspace = Path.home().resolve(), Path.cwd().resolve()
+    if home != Path("/") and home.is_relative_to(workspace):
+        return (f"the workspace {workspace} holds your home folder, which the sandbox "
+                "hides from every command; run the agent from a project folder")
+    return None
 
 
 def unsandboxed(tool_input: dict) -> bool:
@@ -888,20 +987,6 @@ def unsandboxed(tool_input: dict) -> bool:
     settings = sandbox_settings(SETTINGS_FILES)
     return (bool(tool_input.get("dangerouslyDisableSandbox"))
             and not sandbox_missing(settings) and settings["allowUnsandboxedCommands"])
-
-
-def read_denied_paths() -> list:
-    """The files and folders in the workspace that a Read deny rule covers (the
-    sandbox hides them). Past MAX_WALK entries, the rest of the walk is skipped."""
-    patterns, found = read_deny_patterns(load_settings()), []
-    for count, (folder, dirs, files) in enumerate(os.walk(Path.cwd().resolve())):
-        for path in (Path(folder, name) for name in dirs + files):
-            if patterns and any(path_rule_matches(p, path) for p in patterns):
-                found.append(path)
-        dirs[:] = [d for d in dirs if Path(folder, d) not in found]
-        if not patterns or count > MAX_WALK:
-            break
-    return found
 
 
 # === s03 · permissions: decide_permission, the order is the policy ===
@@ -934,11 +1019,13 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     if mode == "plan" and not read_only:
         return "deny", ("plan mode: only read-only calls run, "
                         f"and this {tool} call is not one"), "mode"
-    # 3. ask rules, then dangerous calls: both ask in every mode.
+    # 3. ask rules, dangerous calls, a command outside the sandbox: ask in every mode.
     if rule := first_rule(rules.get("ask", []), tool, tool_input):
         return "ask", f"ask rule {rule}", "rule"
     if danger:
         return "ask", f"dangerous: {danger}", "danger"
+    if tool == "run_shell" and unsandboxed(tool_input):
+        return "ask", "it asks to run outside the sandbox", "sandbox"
     # 4. allow rules; a shell command is judged part by part.
     if tool == "run_shell" and mode != "bypassPermissions":
         return shell_decision(tool_input, mode, rules)
@@ -986,9 +1073,7 @@ def denied_inside(command: str, rules: dict) -> str | None:
 def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, str]:
     """A command line runs unasked only if every command in it is read-only or
     allowed by a Bash rule, and every redirection writes where an Edit rule or
-    acceptEdits lets it. Outside the sandbox it asks (bypassPermissions never comes)."""
-    if unsandboxed(tool_input):
-        return "ask", "it asks to run outside the sandbox", "sandbox"
+    acceptEdits lets it."""
     effects, used = shell_effects(tool_input["command"]), []
     if not effects.parts:
         return "ask", f"{mode} mode: {effects.problem}", "mode"
@@ -1885,6 +1970,9 @@ def main(argv=None) -> int:
                       f"or in {env_file}. Here is the offline demo instead.",
                       flush=True)
             return run_offline_demo(args)
+        if problem := home_problem():
+            print(f"error: {problem}", file=sys.stderr)
+            return 1
         client = make_client()
         print(permission_summary(), hooks_summary(), sep="\n")
         if args.prompt:

@@ -1,31 +1,41 @@
 """sandbox: the operating system confines a shell command (s03 on).
 
 code.py decides the policy: what a command may write (nothing for a read-only verdict,
-else the workspace), which paths stay read-only anyway (PROTECTED), what it may not
-read (your home, Read-denied paths). This file only turns that policy into what the
-operating system runs, and a first reading can skip it:
+else the workspace), which paths stay read-only anyway (protected names, what git and
+the agent itself run later), what it may not read (your home, Read-denied paths). This
+file turns that policy into what the operating system runs, and a first reading can
+skip it:
 - Linux: bubblewrap (`bwrap`), found on PATH. The command gets a view of the file
   system built from mounts: everything read-only, a private /tmp, home and denied
   paths hidden, the writable paths bound writable, the protected ones read-only on
   top; no network (a network namespace of its own), its own process IDs, killed with
-  us (--die-with-parent: when run_shell kills bwrap, everything inside dies with it).
+  us (--die-with-parent), and no capabilities (--cap-drop ALL: run as root, it could
+  otherwise undo every mount).
 - macOS: `sandbox-exec` with a Seatbelt profile written for each command.
+- Both: limits on memory and processes (ulimit), set before the command starts.
 The same file stands in every chapter from s03 on.
 
 Reading map:
   s03 · sandbox: its settings                 Claude Code's `sandbox` keys, one line
   s03 · sandbox: can one start here           probe(): the reason it cannot, or None
   s03 · sandbox: the programs a command runs  programs(): PATH and Python, visible
+  s03 · sandbox: one walk of the workspace    scan(): denied paths, protected names
+  s03 · sandbox: what git reads               git_reads(): config, hooks, includes
+  s03 · sandbox: names that do not exist yet  placeholders(): held while it runs
+  s03 · sandbox: limits                       limited(): memory and processes
   s03 · sandbox: bubblewrap on Linux          bwrap_argv()
   s03 · sandbox: Seatbelt on macOS            seatbelt_profile()
 """
 
+import contextlib
 import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 # === s03 · sandbox: its settings ===
@@ -127,33 +137,215 @@ def programs(hidden: list, workspace: Path) -> list:
     return out
 
 
+# === s03 · sandbox: one walk of the workspace ===
+class SandboxError(Exception):
+    """The policy cannot be built: the command must not run (fail closed)."""
+
+
+MAX_SCAN = 200_000  # files and folders one walk may visit before it gives up
+SCAN_SECONDS = 5
+
+
+def scan(workspace: Path, denied, names: set) -> tuple[list, list]:
+    """Every path in the workspace that `denied(path)` covers (a folder link to
+    outside is walked too, as a command would read through it) and every one whose
+    name is in `names`, at any depth: (denied, named). A walk that cannot finish
+    raises SandboxError: a path it did not see could not be hidden."""
+    stack, seen, hits, named = [(workspace, workspace)], set(), [], []
+    count, start = 0, time.monotonic()
+    while stack:
+        shown, real = stack.pop()  # the path as a command names it, and where it is
+        try:
+            entries = list(os.scandir(real))
+        except OSError:
+            continue
+        count += len(entries)
+        if count > MAX_SCAN or time.monotonic() - start > SCAN_SECONDS:
+            raise SandboxError(
+                f"the workspace holds more than {min(count, MAX_SCAN):,} files and "
+                f"folders (or took over {SCAN_SECONDS} s to walk): too many to find "
+                "every protected and Read-denied path. Run the agent from a smaller "
+                "folder.")
+        for entry in entries:
+            path, target = shown / entry.name, Path(entry.path)
+            if entry.name in names and real == shown:
+                named.append(path)
+            if entry.is_symlink():
+                target = target.resolve()  # hidden or walked where it really is
+            if denied(path):
+                hits.append(target)
+                continue
+            if entry.is_symlink():
+                if not target.is_dir() or workspace in (target, *target.parents):
+                    continue             # a file, or a folder the walk reaches anyway
+            elif not entry.is_dir():
+                continue
+            if target not in seen:
+                seen.add(target)
+                stack.append((path, target))
+    return hits, named
+
+
+# === s03 · sandbox: what git reads ===
+@functools.lru_cache(maxsize=64)
+def git_config_reads(config: Path, stamp: tuple) -> tuple:
+    """The files a git config includes (found or not) and the hooks folder it names,
+    read by git itself (`stamp`: the file's mtime and size, so an edit made outside
+    the sandbox is read again)."""
+    try:
+        run = subprocess.run(["git", "config", "--file", str(config), "--includes",
+                              "--show-origin", "--null", "--list"],
+                             capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    out, fields = [], run.stdout.split("\0")
+    for origin, entry in zip(fields[::2], fields[1::2]):
+        key, _, value = entry.partition("\n")
+        here = Path(origin.removeprefix("file:"))
+        out += [(here, "file")] if here != config else []
+        if key.lower() == "core.hookspath":
+            out.append((Path(os.path.expanduser(value)), "folder"))
+        elif key.lower().startswith("include") and key.lower().endswith(".path"):
+            out.append((here.parent / os.path.expanduser(value), "file"))
+    return tuple(out)
+
+
+def git_reads(gitdir: Path, worktree: Path) -> dict:
+    """Where git, run later outside any sandbox, reads config and hooks from, for the
+    repository whose git folder is `gitdir`: its config and hooks, `commondir` (it
+    points git at another folder's config), submodules' git folders, the files its
+    config includes and the folder core.hooksPath names (husky's .husky/).
+    {path: "file" | "folder"}: what each is, or is held as while it does not exist."""
+    if gitdir.is_file():  # `.git` is a file in a worktree or submodule: gitdir: path
+        text = gitdir.read_text(encoding="utf-8", errors="replace").strip()
+        gitdir = (worktree / text.removeprefix("gitdir:").strip()).resolve()
+    out = {gitdir / "config": "file", gitdir / "hooks": "folder",
+           gitdir / "commondir": "file", gitdir / "modules": "folder"}
+    if (common := gitdir / "commondir").is_file():
+        text = common.read_text(encoding="utf-8", errors="replace").strip()
+        if (other := (gitdir / text).resolve()) != gitdir:
+            out |= {other / "config": "file", other / "hooks": "folder"}
+    for config in [p for p in out if p.name == "config" and p.is_file()]:
+        stat = config.stat()
+        out |= {worktree / path: kind for path, kind in git_config_reads(
+            config.resolve(), (stat.st_mtime_ns, stat.st_size))}
+    return out
+
+
+# === s03 · sandbox: names that do not exist yet ===
+# A mount needs a path that exists. A protected name that does not exist yet (no
+# .claude folder, no .git/commondir) would be free to create, so while a command runs
+# it is held by an empty placeholder, read-only inside; removed when no command that
+# holds it is left. `commondir` holds ".": git then reads the same folder as before.
+HELD: dict = {}  # {Path: commands holding it}
+HOLD = threading.Lock()
+
+
+@contextlib.contextmanager
+def placeholders(held: dict):
+    """Make each missing path of `held` ({path: "file" | "folder"}) for as long as
+    the block runs; then remove those no other command holds."""
+    made = []
+    with HOLD:
+        for path, kind in held.items() if sys.platform == "linux" else ():
+            if HELD.get(path) or not os.path.lexists(path):
+                with contextlib.suppress(OSError):
+                    if not HELD.get(path):  # Seatbelt's rules need no placeholder
+                        make_placeholder(path, kind)
+                    HELD[path] = HELD.get(path, 0) + 1
+                    made.append(path)
+    try:
+        yield
+    finally:
+        with HOLD:
+            for path in made:
+                HELD[path] -= 1
+                if not HELD[path]:
+                    del HELD[path]
+                    with contextlib.suppress(OSError):
+                        path.rmdir() if path.is_dir() else path.unlink()
+
+
+def make_placeholder(path: Path, kind: str) -> None:
+    """A folder (git ignores an empty one: `git add -A` takes nothing), or an empty
+    file where git reads one; `commondir` holds ".", which leads git where it was."""
+    if kind == "folder":
+        path.mkdir()
+    else:
+        path.write_text(".\n" if path.name == "commondir" else "")
+
+
+# === s03 · sandbox: limits ===
+# Set inside the sandbox by bash's ulimit before the command starts, so a runaway
+# command fails on its own (`jq -n '[range(2e8)]'`, a fork bomb) instead of taking
+# the machine. The timeout and the output limit are run_shell's (code.py).
+MEMORY_MB = 4096      # data a process may allocate (ulimit -d)
+MORE_PROCESSES = 256  # processes it may start, over those you already run (ulimit -u)
+
+
+def limited(command: str) -> list:
+    """bash that sets the limits, then runs `command` in a fresh bash (its text
+    untouched, as "$1"). Root is exempt from ulimit -u (the kernel's rule)."""
+    limits = f"ulimit -d {MEMORY_MB * 1024}"
+    if (running := processes()) is not None:
+        limits += f" -u {running + MORE_PROCESSES}"
+    return ["bash", "-c", f'{limits} 2>/dev/null; exec bash -c "$1"', "bash", command]
+
+
+def processes() -> int | None:
+    """How many processes your user runs now (threads too: the kernel counts them),
+    on Linux; None where we cannot tell."""
+    if not os.path.isdir("/proc"):
+        return None
+    count = 0
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError):  # one that ends while we count
+            if entry.name.isdigit() and entry.stat().st_uid == os.getuid():
+                count += os.stat(f"/proc/{entry.name}/task").st_nlink - 2
+    return count
+
+
 # === s03 · sandbox: bubblewrap on Linux ===
 def bwrap_argv(command: str, writable: list, read_only: list, hidden: list,
                workspace: Path) -> list:
     """bwrap's arguments, in order: a later mount covers an earlier one."""
     argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
+            "--cap-drop", "ALL",                              # root too: no mount
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp"]                                 # a private /tmp
-    for path in hidden:                                       # home, denied paths
-        argv += (["--tmpfs", str(path)] if path.is_dir()
-                 else ["--ro-bind", "/dev/null", str(path)])
+    home = hidden[:1]
+    for path in hidden:    # home, denied paths (those in the home are hidden with it)
+        argv += [] if any(h in path.parents for h in home) else hide(path)
     for path in programs(hidden, workspace):                  # PATH, the Python
         argv += ["--ro-bind", str(path), str(path)]
+    # writable: the workspace, then inside it git folders bound to themselves (a
+    # folder that is a mount point cannot be renamed or replaced)
     for path in [workspace] + [p for p in writable if p != workspace]:
         argv += ["--bind" if path in writable else "--ro-bind", str(path), str(path)]
-    for path in read_only:                                    # protected paths
-        argv += ["--ro-bind", str(path), str(path)]
+    for path in read_only:     # protected paths (in the hidden home: hidden already)
+        if os.path.lexists(path) and (workspace in path.parents
+                                      or not any(h in path.parents for h in home)):
+            argv += ["--ro-bind", str(path), str(path)]
     for path in hidden:  # again: a denied file inside the workspace stays hidden
         if path != workspace and workspace in path.parents:
-            argv += (["--tmpfs", str(path)] if path.is_dir()
-                     else ["--ro-bind", "/dev/null", str(path)])
-    return argv + ["--chdir", str(workspace), "--", "bash", "-c", command]
+            argv += hide(path)
+    return argv + ["--chdir", str(workspace), "--", *limited(command)]
+
+
+def hide(path: Path) -> list:
+    """An empty folder or file over `path`; nothing where nothing is (a link's
+    missing target)."""
+    if not path.exists():
+        return []
+    return (["--tmpfs", str(path)] if path.is_dir()
+            else ["--ro-bind", "/dev/null", str(path)])
 
 
 # === s03 · sandbox: Seatbelt on macOS ===
 def seatbelt_profile(writable: list, read_only: list, hidden: list,
                      workspace: Path) -> str:
-    """A Seatbelt profile: in SBPL the last rule that matches wins."""
+    """A Seatbelt profile: in SBPL the last rule that matches wins. Its rules name
+    paths, not mounts: a protected name that does not exist yet is covered too."""
     def paths(action: str, where: list) -> list:
         return [f'({action} (subpath "{p}"))' for p in where]
     return "\n".join(["(version 1)", "(allow default)", "(deny network*)",
@@ -171,4 +363,4 @@ def seatbelt_profile(writable: list, read_only: list, hidden: list,
 def seatbelt_argv(command: str, writable: list, read_only: list, hidden: list,
                   workspace: Path) -> list:
     profile = seatbelt_profile(writable, read_only, hidden, workspace)
-    return ["sandbox-exec", "-p", profile, "bash", "-c", command]
+    return ["sandbox-exec", "-p", profile, *limited(command)]
