@@ -237,8 +237,8 @@ def git_reads(gitdir: Path, worktree: Path) -> dict:
 # .claude folder, no .git/commondir) would be free to create, so while a command runs
 # it is held by an empty placeholder, read-only inside; removed when no command that
 # holds it is left. `commondir` holds ".": git then reads the same folder as before.
-HELD: dict = {}  # {Path: commands holding it}
-HOLD = threading.Lock()
+HOLDERS: dict = {}  # {Path: commands holding it}
+HOLDING = threading.Lock()
 
 
 @contextlib.contextmanager
@@ -246,22 +246,22 @@ def placeholders(held: dict):
     """Make each missing path of `held` ({path: "file" | "folder"}) for as long as
     the block runs; then remove those no other command holds."""
     made = []
-    with HOLD:
+    with HOLDING:
         for path, kind in held.items() if sys.platform == "linux" else ():
-            if HELD.get(path) or not os.path.lexists(path):
+            if HOLDERS.get(path) or not os.path.lexists(path):
                 with contextlib.suppress(OSError):
-                    if not HELD.get(path):  # Seatbelt's rules need no placeholder
+                    if not HOLDERS.get(path):  # Seatbelt's rules need no placeholder
                         make_placeholder(path, kind)
-                    HELD[path] = HELD.get(path, 0) + 1
+                    HOLDERS[path] = HOLDERS.get(path, 0) + 1
                     made.append(path)
     try:
         yield
     finally:
-        with HOLD:
+        with HOLDING:
             for path in made:
-                HELD[path] -= 1
-                if not HELD[path]:
-                    del HELD[path]
+                HOLDERS[path] -= 1
+                if not HOLDERS[path]:
+                    del HOLDERS[path]
                     with contextlib.suppress(OSError):
                         path.rmdir() if path.is_dir() else path.unlink()
 

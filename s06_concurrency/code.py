@@ -736,7 +736,9 @@ register(run_shell, "Run a shell command in the workspace; returns stdout, stder
          ["command"], names=("Bash",),
          is_read_only=lambda i: is_read_only_command(i["command"])
          and not unsandboxed(i),
-         is_destructive=lambda i: dangerous_reason(i["command"], protected_write),
+         is_destructive=lambda i: ("it asks to run outside the sandbox"
+                                   if unsandboxed(i) else
+                                   dangerous_reason(i["command"], protected_write)),
          is_concurrency_safe=lambda i: is_read_only_command(i["command"]))
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
@@ -933,7 +935,7 @@ def confine(command: str, unsandboxed: bool = False):
         return
     workspace, files = Path.cwd().resolve(), settings["filesystem"]
     writes = not is_read_only_command(command)
-    denied, named = walk(workspace, writes)
+    denied, named = walk_workspace(workspace, writes)
     protected = protected_paths(workspace, named) if writes else {}
     writable = [workspace, *(p for p in named if p.name == ".git" and p.is_dir()),
                 *(resolve_path(p) for p in files.get("allowWrite", []))]
@@ -945,7 +947,7 @@ def confine(command: str, unsandboxed: bool = False):
                        workspace)
 
 
-def walk(workspace: Path, writes: bool) -> tuple[list, list]:
+def walk_workspace(workspace: Path, writes: bool) -> tuple[list, list]:
     """One walk of the workspace: the paths a Read deny rule covers (hidden from
     every command) and, for a writing command, the protected names at any depth."""
     patterns = read_deny_patterns(load_settings())
@@ -1053,13 +1055,11 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     if mode == "plan" and not read_only:
         return "deny", ("plan mode: only read-only calls run, "
                         f"and this {tool} call is not one"), "mode"
-    # 3. ask rules, dangerous calls, a command outside the sandbox: ask in every mode.
+    # 3. ask rules, then dangerous calls: both ask in every mode.
     if rule := first_rule(rules.get("ask", []), tool, tool_input):
         return "ask", f"ask rule {rule}", "rule"
     if danger:
         return "ask", f"dangerous: {danger}", "danger"
-    if tool == "run_shell" and unsandboxed(tool_input):
-        return "ask", "it asks to run outside the sandbox", "sandbox"
     # 4. allow rules; a shell command is judged part by part.
     if tool == "run_shell" and mode != "bypassPermissions":
         return shell_decision(tool_input, mode, rules)
