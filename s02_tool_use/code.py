@@ -130,9 +130,10 @@ def save_result(source, name: str) -> str:
     if isinstance(source, str):
         path.write_text(source, encoding="utf-8")
     else:
-        source.seek(0)
+        source.seek(0)  # a command's output: at most MAX_OUTPUT_BYTES of it
         with path.open("wb") as dst:
-            shutil.copyfileobj(source, dst)
+            while dst.tell() < MAX_OUTPUT_BYTES and (chunk := source.read(1 << 20)):
+                dst.write(chunk[:MAX_OUTPUT_BYTES - dst.tell()])
     return f"{RESULTS_DIR}/{path.name}"
 
 
@@ -201,7 +202,7 @@ def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         try:
-            return f"exit code: {proc.wait(timeout=min(left, 0.25))}"
+            return f"exit code: {proc.wait(timeout=min(left, 0.1))}"
         except subprocess.TimeoutExpired:
             if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
                 kill_group(proc)
@@ -224,9 +225,10 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     head = f.read(half).decode(errors="replace")
     f.seek(size - half)
     tail = f.read().decode(errors="replace")
-    return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
-            f"{name} is saved in {saved}: read it with read_file ...]\n\n"
-            f"{tail}").rstrip("\n")
+    whole = (f"the whole {name} is" if size <= MAX_OUTPUT_BYTES else
+             f"its first {MAX_OUTPUT_BYTES // 10**6} MB are")
+    return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; {whole} "
+            f"saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
 
 
 # === s02 · read_file: numbered lines, a window at a time ===

@@ -1,0 +1,294 @@
+"""s03: the sandbox holds where an attacker pushed on it (issue 28), judged by effects.
+
+Each attack runs as the worst case lets it: in bypassPermissions, through the real loop,
+real SDK and scripted server, so nothing but the sandbox stands in its way (each one
+echoes RAN, so a test cannot pass because the command never ran). Then the same
+commands run in the same sandbox as an unprivileged user (uid 65534): CI and most
+containers run as root, learners mostly do not, and the boundary must hold for both.
+What is checked is what happened: files on disk, secrets in the results, processes
+left behind. Runs against s03 and every later chapter; skips without bubblewrap.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import (call_tool, chapter_params, load_chapter, result_text, run_cli,
+                      sent_tool_results)
+from offline.server import reply, tool_use
+
+SECRET = "s3cr3t-0f-the-t3st"
+NOBODY = 65534
+
+
+@pytest.fixture(params=chapter_params("s03"))
+def mod(request):
+    mod = load_chapter(request.param)
+    if missing := mod.sandbox_missing(mod.sandbox_settings([])):
+        if os.environ.get("CI"):
+            pytest.fail(f"no sandbox: {missing}")
+        pytest.skip(f"no sandbox: {missing} (sudo apt-get install bubblewrap)")
+    return mod
+
+
+@pytest.fixture(params=["loop", "nobody"])
+def run(request, mod, server, client, monkeypatch):
+    """Runs commands the way the parameter says; returns each one's output."""
+    if request.param == "nobody" and os.geteuid() != 0:
+        pytest.skip("running as another user needs root; as you, 'loop' covers it")
+    # reachable by nobody, and not in /tmp (private to each command): a folder there
+    # stands for the rest of your disk
+    base = Path(tempfile.mkdtemp(prefix="sandbox-holds-", dir="/var/tmp"))
+    base.chmod(0o755)
+    workspace, home = base / "workspace", base / "home"
+    for folder in (workspace, home / ".ssh"):
+        folder.mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text(f"{SECRET}\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(workspace)
+    mod.SESSION["mode"] = "bypassPermissions"
+
+    def through_loop(commands: list) -> list:
+        first = len(server.requests)
+        server.add(*[reply(tool_use("run_shell", {"command": c, "timeout": 20000},
+                                    id=f"toolu_{i}"))
+                     for i, c in enumerate(commands)], reply("Done."))
+        messages = [{"role": "user", "content": "go"}]
+        mod.agent_loop(messages, client)
+        return [result_text(sent_tool_results(r)[0])
+                for r in server.requests[first + 1:]]
+
+    def as_nobody(commands: list) -> list:
+        subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(base)], check=True)
+        out = []
+        for command in commands:
+            with mod.confine(command) as argv:
+                done = subprocess.run(argv, user=NOBODY, group=NOBODY, extra_groups=[],
+                                      capture_output=True, text=True, timeout=60,
+                                      stdin=subprocess.DEVNULL)
+            out.append(done.stdout + done.stderr)
+        return out
+
+    runner = through_loop if request.param == "loop" else as_nobody
+    runner.workspace, runner.home, runner.kind = workspace, home, request.param
+    yield runner
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def git(*args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
+           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", *args], env=env, check=True, capture_output=True)
+
+
+def tree(root: Path) -> dict:
+    """Every path under root and its bytes (a folder: None; a link: its target)."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            path = Path(folder, name)
+            found[path] = (os.readlink(path) if path.is_symlink() else None
+                           if path.is_dir() else path.read_bytes())
+    return found
+
+
+def ran_all(outputs: list, commands: list) -> None:
+    for command, output in zip(commands, outputs):
+        assert "RAN" in output, f"{command!r} never ran: {output[-300:]}"
+
+
+def test_as_root_or_not_the_mounts_stay(run):
+    """No capability inside: remount / writable, unmount the home's cover or a
+    read-only bind over .git/config. Each fails; nothing changes, nothing leaks."""
+    git("init", "-q")
+    ws, home = run.workspace, run.home
+    commands = [f"mount -o remount,rw,bind /; umount {home}; cat {home}/.ssh/id_rsa;"
+                " echo RAN",
+                f"umount {ws}/.git/config; umount {ws}/.git; d=.git;"
+                ' echo "[core] fsmonitor = touch pwned" >> "$d/config"; echo RAN']
+    before = tree(ws)
+    outputs = run(commands)
+    ran_all(outputs, commands)
+    assert not any(SECRET in o for o in outputs)
+    assert tree(ws) == before
+
+
+def test_protected_names_that_do_not_exist_yet(run):
+    """With no .claude, .git, .mcp.json or .vscode (the common case), a writing
+    command cannot create them: each is held while it runs, and gone after."""
+    d = "d=.claude; m=.mcp; g=.git; v=.vscode"
+    commands = [f'{d}; mkdir -p $d; echo \'{{"permissions": {{"defaultMode": '
+                f'"bypassPermissions"}}}}\' > $d/settings.local.json; echo RAN',
+                f"{d}; git init -q . ; mkdir -p $g/hooks; echo evil > $g/hooks/pre-commit;"
+                " echo RAN",
+                f'{d}; echo "{{}}" > $m.json; mkdir -p $v; echo x > $v/tasks.json;'
+                " touch made.txt; echo RAN"]
+    outputs = run(commands)
+    ran_all(outputs, commands)
+    assert sorted(p.name for p in run.workspace.iterdir()) == ["made.txt"]
+
+
+def test_what_git_reads_later_stays_put(run):
+    """git reads config and hooks from more than .git/config and .git/hooks: commondir,
+    the folder core.hooksPath names, included files, a nested repository's .git; and
+    .git itself cannot be moved aside. None of them changes."""
+    ws = run.workspace
+    git("init", "-q")
+    git("config", "core.hooksPath", ".husky")
+    git("config", "include.path", "../shared.gitconfig")
+    (ws / ".husky").mkdir()
+    (ws / "shared.gitconfig").write_text("[user]\n\tname = t\n")
+    (ws / "sub" / "inner").mkdir(parents=True)
+    git("init", "-q", "sub/inner")
+    commands = ['g=.git; printf ../evil > "$g/commondir"; echo RAN',
+                'g=.git; mv "$g" .git-old; mkdir "$g"; echo RAN',
+                'h=.husky; echo evil > "$h/pre-commit"; echo "[core] x=1" >> shared.gitconfig;'
+                " echo RAN",
+                'g=sub/inner/.git; echo x >> "$g/config"; echo evil > "$g/hooks/pre-commit";'
+                ' mv "$g" sub/inner/moved; echo RAN']
+    before = tree(ws)
+    outputs = run(commands)
+    ran_all(outputs, commands)
+    assert tree(ws) == before
+
+
+def test_programs_the_agent_runs_later_stay_put(run, monkeypatch):
+    """A folder on PATH that lies in the workspace (a venv's bin, node_modules/.bin)
+    is where rg, bwrap or a hook's program is found later, outside the sandbox: a
+    command cannot plant one there."""
+    tools = run.workspace / ".venv" / "bin"
+    tools.mkdir(parents=True)
+    (tools / "tool").write_text("#!/bin/sh\necho real\n")
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    commands = ['b=.venv/bin; echo evil > "$b/rg"; echo evil > "$b/bwrap";'
+                ' echo evil >> "$b/tool"; echo RAN']
+    before = tree(run.workspace)
+    outputs = run(commands)
+    ran_all(outputs, commands)
+    assert tree(run.workspace) == before
+
+
+def test_read_denied_paths_stay_hidden_however_they_are_reached(run):
+    """A Read deny rule hides its paths at any depth, where a link leads (a folder
+    link to outside the workspace, a file link into your home), and outside the
+    workspace (a //absolute rule); a link at a denied path breaks nothing."""
+    ws = run.workspace
+    outside = ws.parent / "outside"
+    outside.mkdir()
+    (outside / ".env").write_text(f"{SECRET}\n")
+    (outside / "notes.txt").write_text("visible\n")
+    deep = ws.joinpath(*[f"d{i}" for i in range(40)])
+    deep.mkdir(parents=True)
+    (deep / ".env").write_text(f"{SECRET}\n")
+    (ws / "linked").symlink_to(outside)
+    (ws / "home-link.env").symlink_to(run.home / ".ssh" / "id_rsa")
+    (ws / "dangling.env").symlink_to(run.home / "nothing-here")
+    (ws / "mine.txt").write_text("mine\n")
+    (ws / ".claude").mkdir()
+    (ws / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": [
+        "Read(.env)", "Read(*.env)", f"Read(/{outside}/private/**)"]}}))
+    (outside / "private").mkdir()
+    (outside / "private" / "key").write_text(f"{SECRET}\n")
+    commands = [f"e=env; k=key; cat {deep.relative_to(ws)}/.$e; cat linked/.$e; cat"
+                f" linked/notes.txt; cat home-link.$e; cat {outside}/private/$k; cat"
+                " mine.txt; echo RAN"]
+    outputs = run(commands)
+    ran_all(outputs, commands)
+    assert SECRET not in outputs[0]
+    assert "visible" in outputs[0] and "mine" in outputs[0]  # the rest still reads
+
+
+def test_memory_and_output_are_bounded(run):
+    """A command that grows without limit fails on its own (ulimit -d), and output
+    past run_shell's limit stops the command: the disk holds at most that much."""
+    commands = ["awk 'BEGIN { s = \"a\"; while (length(s) < 2^33) s = s s;"
+                " print length(s) }'; echo RAN"]
+    outputs = run(commands)
+    ran_all(outputs, commands)
+    assert "8589934592" not in outputs[0]
+    if run.kind == "loop":  # run_shell's own bound, sandbox or not
+        slow, fast = run(["for i in $(seq 100); do head -c 1000000 /dev/zero; done",
+                          "head -c 100000000 /dev/zero"])
+        assert "output passed 32 MB" in slow and "first 32 MB are saved" in fast
+        saved = [f.stat().st_size for f in (run.workspace / ".tool-results").iterdir()]
+        assert saved and max(saved) <= 32_000_000
+
+
+def test_a_fork_bomb_holds_only_its_share(run):
+    """A normal user's fork bomb meets ulimit -u (the processes it already runs, plus
+    256), ends at its timeout, and leaves no process behind. (Root is exempt from that
+    limit by the kernel's rule; only the timeout ends it, so it is not run as root.)"""
+    if run.kind == "loop" and os.geteuid() == 0:
+        pytest.skip("root is exempt from ulimit -u; 'nobody' runs it")
+    name = f"bomb_{os.getpid()}_{time.monotonic_ns()}"  # this test's, not another's
+    commands = [f"timeout 3 bash -c '{name}() {{ {name} | {name} & }}; {name}'; sleep 4;"
+                " echo RAN"]
+    outputs = run(commands)
+    ran_all(outputs, commands)
+    for _ in range(100):  # the kernel takes a moment to reap what it killed
+        left = subprocess.run(["pgrep", "-f", name], capture_output=True,
+                              text=True).stdout.split()
+        if not left:
+            break
+        time.sleep(0.1)
+    assert not left, f"processes left behind: {len(left)}"
+
+
+@pytest.mark.parametrize("chapter", [p.values[0] for p in chapter_params("s03")])
+def test_started_in_your_home_it_refuses_in_one_line(chapter, tmp_path):
+    """cd ~ and run the agent: the workspace would be your home, which the sandbox
+    hides; the chapter says so in one line and runs nothing."""
+    run = run_cli(chapter, "list my files", cwd=tmp_path, HOME=str(tmp_path),
+                  ANTHROPIC_API_KEY="sk-ant-test-key-0123456789",
+                  ANTHROPIC_BASE_URL="http://127.0.0.1:9")
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and "holds your home folder" in lines[0], run.stderr
+
+
+def test_outside_the_sandbox_asks_in_bypass_permissions_too(mod):
+    """dangerouslyDisableSandbox always asks: no mode, bypassPermissions included,
+    lets a command out of the sandbox unasked."""
+    decision, reason = mod.decide_permission(
+        "run_shell", {"command": "ls", "dangerouslyDisableSandbox": True},
+        "bypassPermissions", {})
+    assert (decision, reason) == ("ask", "dangerous: it asks to run outside the sandbox")
+
+
+def test_a_protected_name_that_is_a_link_fails_closed(mod, workspace):
+    """A .claude that is a symbolic link could be swapped while the command runs: a
+    writing command is refused, with the reason, and runs nothing."""
+    (workspace / "elsewhere").mkdir()
+    (workspace / ".claude").symlink_to(workspace / "elsewhere")
+    mod.SESSION["mode"] = "bypassPermissions"
+    output, is_error = call_tool(mod, "run_shell", command="touch made.txt")
+    assert is_error and ".claude is a symbolic link" in output
+    assert not (workspace / "made.txt").exists()
+
+
+def test_everyday_work_still_works(run):
+    """Writing workspace files, git add and git commit, a test run: the sandbox costs
+    the everyday writing commands nothing."""
+    ws = run.workspace
+    git("init", "-q")
+    (ws / "test_a.py").write_text("def test_a():\n    assert True\n")
+    python = "python3" if run.kind == "loop" else "true"  # nobody cannot reach ours
+    commands = ["echo hello > notes.txt; git add -A; git -c user.name=t -c "
+                "user.email=t@example.com commit -qm first; git log --oneline; "
+                f"{python} -m pytest -q test_a.py -p no:cacheprovider; echo RAN"]
+    outputs = run(commands)
+    ran_all(outputs, commands)
+    assert "first" in outputs[0]
+    assert (ws / "notes.txt").read_text() == "hello\n"
+    listed = subprocess.run(["git", "-c", "safe.directory=*", "ls-files"],
+                            capture_output=True, text=True, cwd=ws).stdout.split()
+    assert listed == ["notes.txt", "test_a.py"]  # no placeholder was committed
+    if run.kind == "loop":
+        assert "1 passed" in outputs[0]
