@@ -20,7 +20,8 @@ This chapter gives the model one tool, `run_shell`, and gets the loop right:
   retrying (each retry one line), the REPL drops the failed exchange and goes on;
 - a long session survives its context window: the oldest exchanges go (or /clear);
 - the shell cannot wait for input or hang: stdin closed, PAGER=cat, a timeout that
-  kills the whole process group, output cut to its head and tail.
+  kills the whole process group, output cut to its head and tail;
+- what the model or a tool prints is shown, never obeyed: control characters escaped.
 
 Reading map (every section is new; search for "s01 ·" to find each):
   New here:
@@ -144,7 +145,7 @@ def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         try:
-            return f"exit code: {proc.wait(timeout=min(left, 0.25))}"
+            return f"exit code: {proc.wait(timeout=min(left, 0.1))}"
         except subprocess.TimeoutExpired:
             if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
                 kill_group(proc)
@@ -189,10 +190,18 @@ def execute_tool(block) -> tuple[str, bool]:
 
 
 # === s01 · display: each call and its result ===
+def printable(text: str) -> str:
+    """`text` as the user may see it: control characters (C0, DEL, C1; not newline or
+    tab) shown as escapes, ESC as \\x1b. A terminal obeys them: a tool's output or the
+    model's text could write the clipboard (OSC 52) or hide what follows (ESC[8m)."""
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: repr(m[0])[1:-1], text)
+
+
 def show_call(block) -> None:
     """Print a tool call the way the model asked for it, long values cut short."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
-    call = f"{block.name}({', '.join(f'{k}={short(v)}' for k, v in args.items())})"
+    call = printable(f"{block.name}("
+                     f"{', '.join(f'{k}={short(v)}' for k, v in args.items())})")
     print(f"\033[36m> {call}\033[0m" if COLOR else f"> {call}")
 
 
@@ -205,7 +214,7 @@ def short(value, limit: int = 70) -> str:
 
 def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
-    rows = output.splitlines() or [""]
+    rows = printable(output).splitlines() or [""]  # after: CR is shown, not a break
     preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
                               if len(rows) > lines else [])
     mark = "! " if is_error else "  "
@@ -325,7 +334,7 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         tool_uses = [b for b in response.content if b.type == "tool_use"]
         for block in response.content if tool_uses or action == "go on" else ():
             if block.type == "text" and block.text.strip():  # (an answer: below)
-                print(block.text)
+                print(printable(block.text))
         if tool_uses:  # one tool_result per tool_use, same id, same order, run or not
             to_run, held = split_calls(tool_uses, response, action)
             results = []
@@ -419,7 +428,8 @@ def explain(e: Exception) -> str:
 def run_task(prompt: str, messages: list, client, args) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
-    print(agent_loop(messages, client, model=args.model, max_turns=args.max_turns))
+    answer = agent_loop(messages, client, model=args.model, max_turns=args.max_turns)
+    print(printable(answer))
 
 
 def repl(client, args) -> int:
@@ -448,7 +458,7 @@ def repl(client, args) -> int:
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            print(f"error: {survive(e, messages, mark)}", file=sys.stderr)
+            print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
 
 
 def survive(e: Exception, messages: list, mark: int) -> str:
@@ -578,7 +588,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as e:
-        print(f"error: {explain(e)}", file=sys.stderr)
+        print("error: " + printable(explain(e)), file=sys.stderr)
         return 1
 
 

@@ -50,6 +50,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -218,19 +219,41 @@ def display(path: Path) -> str:
 
 # === s02 · result shaping: head and tail kept, the whole saved ===
 def save_result(source, name: str) -> str:
-    """Save a whole result (a string, or a file to copy) under RESULTS_DIR."""
-    folder = Path.cwd() / RESULTS_DIR
-    folder.mkdir(exist_ok=True)
+    """Save a whole result (a string, or a file to copy) under RESULTS_DIR. Returns
+    what the note on the cut result says: where it is, or why it could not be saved."""
     # subtle: the name comes from the model (a tool_use id); keep it a plain name.
-    path = folder / (re.sub(r"[^\w.-]", "_", name).lstrip(".") + ".txt")
-    if isinstance(source, str):
-        path.write_text(source, encoding="utf-8")
-    else:
-        source.seek(0)  # a command's output: at most MAX_OUTPUT_BYTES of it
-        with path.open("wb") as dst:
+    file = re.sub(r"[^\w.-]", "_", name).lstrip(".") + ".txt"
+    try:
+        fd = create_result_file(file)
+    except OSError as e:  # a link where the folder should be, a full disk ...
+        why = "it is a symbolic link" if os.path.islink(RESULTS_DIR) else e.strerror
+        return f"could not be saved in {RESULTS_DIR} ({why})"
+    with open(fd, "wb") as dst:
+        if isinstance(source, str):
+            dst.write(source.encode("utf-8"))
+        else:
+            source.seek(0)  # a command's output: at most MAX_OUTPUT_BYTES of it
             while dst.tell() < MAX_OUTPUT_BYTES and (chunk := source.read(1 << 20)):
                 dst.write(chunk[:MAX_OUTPUT_BYTES - dst.tell()])
-    return f"{RESULTS_DIR}/{path.name}"
+    return f"is saved in {RESULTS_DIR}/{file}: read it with read_file offset/limit"
+
+
+def create_result_file(file: str) -> int:
+    """A new, empty `file` in RESULTS_DIR, open to write; OSError if the folder is
+    a symbolic link: a command may plant one there, to lead our writes outside."""
+    # subtle: O_NOFOLLOW refuses a link instead of following it, even one planted
+    # after any check, and dir_fd keeps us in the folder we opened. An old file at
+    # the name goes (a link is removed, not what it points to); O_EXCL makes anew.
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(RESULTS_DIR)  # relative: in the workspace, the current directory
+    folder = os.open(RESULTS_DIR, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(file, dir_fd=folder)
+        return os.open(file, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                       0o666, dir_fd=folder)
+    finally:
+        os.close(folder)
 
 
 def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
@@ -241,8 +264,8 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
         return output
     saved, half = save_result(output, tool_use_id), MAX_RESULT_CHARS // 2
     return (f"{output[:half]}\n\n[... {len(output) - 2 * half:,} characters cut from "
-            f"the middle; the whole result ({len(output):,} characters) is saved in "
-            f"{saved}: read it with read_file offset/limit ...]\n\n{output[-half:]}")
+            f"the middle; the whole result ({len(output):,} characters) {saved} "
+            f"...]\n\n{output[-half:]}")
 
 
 # === s01 · run_shell: a shell that cannot hang ===
@@ -323,10 +346,10 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
     head = f.read(half).decode(errors="replace")
     f.seek(size - half)
     tail = f.read().decode(errors="replace")
-    whole = (f"the whole {name} is" if size <= MAX_OUTPUT_BYTES else
-             f"its first {MAX_OUTPUT_BYTES // 10**6} MB are")
+    whole = (f"the whole {name}" if size <= MAX_OUTPUT_BYTES else
+             f"the first {MAX_OUTPUT_BYTES // 10**6} MB of the {name}")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; {whole} "
-            f"saved in {saved}: read it with read_file ...]\n\n{tail}").rstrip("\n")
+            f"{saved} ...]\n\n{tail}").rstrip("\n")
 
 
 # === s02 · read_file: numbered lines, a window at a time ===
@@ -342,7 +365,7 @@ def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
                         f"({path.stat().st_size:,} bytes); read_file shows text only.")
     offset, limit = max(1, offset), max(1, min(limit, READ_LIMIT))
     rows, chars, number = [], 0, 0
-    with path.open(encoding="utf-8", errors="replace") as f:
+    with open(open_regular(path), encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(text_lines(f), start=1):
             if number < offset:
                 continue  # subtle: we stream past these; a 1 GB file costs no memory
@@ -373,8 +396,31 @@ def text_lines(f, cap: int = MAX_LINE_CHARS):
 
 def is_binary(path: Path) -> bool:
     """A NUL byte in the first 8 KB: what git and grep also take as binary."""
-    with path.open("rb") as f:
+    with open(open_regular(path), "rb") as f:
         return b"\0" in f.read(8192)
+
+
+# st_mode's file type -> its name; "" for a regular file, the only kind we read
+FILE_KINDS = {stat.S_IFREG: "", stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO",
+              stat.S_IFSOCK: "a socket", stat.S_IFCHR: "a character device",
+              stat.S_IFBLK: "a block device"}
+
+
+def open_regular(path: Path) -> int:
+    """A descriptor to read `path` with, if it is a regular file: a FIFO would block
+    open() and read() forever, and a device such as /dev/zero never ends."""
+    # subtle: stat first, so no socket or device is ever opened; then O_NONBLOCK, so
+    # opening a FIFO cannot wait for a writer, and fstat of what was opened, so a
+    # path swapped for a FIFO after the first look is refused too.
+    kind = FILE_KINDS.get(stat.S_IFMT(path.stat().st_mode), "a special file")
+    if not kind:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+        mode = os.fstat(fd).st_mode
+        if not (kind := FILE_KINDS.get(stat.S_IFMT(mode), "a special file")):
+            return fd  # (a regular file reads the same with O_NONBLOCK)
+        os.close(fd)
+    raise ToolError(f"{path.name} is not a regular file: it is {kind}. Only regular "
+                    "files can be read.")
 
 
 # === s02 · write_file: atomic, or not at all ===
@@ -442,7 +488,8 @@ def edit_file(file_path: str, old_string: str, new_string: str,
 def read_text_for_edit(path: Path, file_path: str) -> str:
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory.")
-    data = path.read_bytes()
+    with open(open_regular(path), "rb") as f:
+        data = f.read()
     if b"\0" in data[:8192]:
         raise ToolError(f"{file_path} looks like a binary file; "
                         "edit_file edits text only.")
@@ -591,6 +638,8 @@ def grep_search(pattern: str, path: str = ".", include: str | None = None) -> st
     base = safe_path(path)
     if not base.exists():
         raise ToolError(f"path not found: {path}")
+    if not base.is_dir():  # a FIFO named here would keep ripgrep waiting forever
+        os.close(open_regular(base))
     rel = display(base)
     # `-e` keeps a pattern like "-v" a pattern, and `--` keeps the path a path.
     # `--null` ends each file name with a NUL: a name may hold ":1:" itself.
@@ -1124,8 +1173,8 @@ def ask_user(tool_name: str, tool_input: dict, reason: str,
     """Ask on the terminal: ("yes" | "no" | "always", why). No terminal, no yes."""
     if not stdin_is_interactive():
         return "no", "it needs approval and no one can answer (stdin is not a terminal)"
-    print(f"\n? Allow {describe_call(tool_name, tool_input)}\n"
-          f"  because it asks: {reason}")
+    print(printable(f"\n? Allow {describe_call(tool_name, tool_input)}\n"
+                    f"  because it asks: {reason}"))
     choices = "[y]es / [n]o" + (" / [a]lways this session" if allow_always else "")
     while True:
         try:
@@ -1186,7 +1235,7 @@ def check_permission(tool_name: str, tool_input: dict,
 
 
 def show_decision(decision: str, reason: str) -> None:
-    row = f"  [{decision}] {reason}"
+    row = printable(f"  [{decision}] {reason}")
     print(f"\033[33m{row}\033[0m" if COLOR and decision != "allow" else row)
 
 
@@ -1194,7 +1243,7 @@ def show_decision(decision: str, reason: str) -> None:
 def fingerprint(path: Path) -> tuple[int, str]:
     """mtime and a hash of the content: a touch changes the first only."""
     digest = hashlib.sha256()
-    with path.open("rb") as f:
+    with open(open_regular(path), "rb") as f:
         while chunk := f.read(1 << 20):
             digest.update(chunk)
     return path.stat().st_mtime_ns, digest.hexdigest()
@@ -1487,7 +1536,7 @@ def show_quiet_hooks() -> None:
 
 def show_hook_line(text: str, error: bool = False) -> None:
     """One line for the user about a hook; the model never sees these."""
-    row = f"  {'!' if error else '~'} {text}"
+    row = printable(f"  {'!' if error else '~'} {text}")
     row = row if len(row) <= 200 else row[:197] + "..."
     print(f"\033[35m{row}\033[0m" if COLOR else row)
 
@@ -1584,10 +1633,18 @@ def execute_tool(block) -> tuple[str, bool]:
 
 
 # === s01 · display: each call and its result ===
+def printable(text: str) -> str:
+    """`text` as the user may see it: control characters (C0, DEL, C1; not newline or
+    tab) shown as escapes, ESC as \\x1b. A terminal obeys them: a tool's output or the
+    model's text could write the clipboard (OSC 52) or hide what follows (ESC[8m)."""
+    return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: repr(m[0])[1:-1], text)
+
+
 def show_call(block) -> None:
     """Print a tool call the way the model asked for it, long values cut short."""
     args = block.input if isinstance(block.input, dict) else {"input": block.input}
-    call = f"{block.name}({', '.join(f'{k}={short(v)}' for k, v in args.items())})"
+    call = printable(f"{block.name}("
+                     f"{', '.join(f'{k}={short(v)}' for k, v in args.items())})")
     print(f"\033[36m> {call}\033[0m" if COLOR else f"> {call}")
 
 
@@ -1602,7 +1659,7 @@ def show_result(output: str, is_error: bool, lines: int = 6) -> None:
     """Print the first few lines of a tool_result, indented."""
     if is_error and output.startswith(DENIED):  # the gate showed why: once is enough
         return
-    rows = output.splitlines() or [""]
+    rows = printable(output).splitlines() or [""]  # after: CR is shown, not a break
     preview = rows[:lines] + ([f"... (+{len(rows) - lines} lines)"]
                               if len(rows) > lines else [])
     mark = "! " if is_error else "  "
@@ -1722,7 +1779,7 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         tool_uses = [b for b in response.content if b.type == "tool_use"]
         for block in response.content if tool_uses or action == "go on" else ():
             if block.type == "text" and block.text.strip():  # (an answer: below)
-                print(block.text)
+                print(printable(block.text))
         if tool_uses:  # one tool_result per tool_use, same id, same order, run or not
             to_run, held = split_calls(tool_uses, response, action)
             results = []
@@ -1819,7 +1876,8 @@ def explain(e: Exception) -> str:
 def run_task(prompt: str, messages: list, client, args) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
-    print(agent_loop(messages, client, model=args.model, max_turns=args.max_turns))
+    answer = agent_loop(messages, client, model=args.model, max_turns=args.max_turns)
+    print(printable(answer))
     show_quiet_hooks()
 
 
@@ -1849,7 +1907,7 @@ def repl(client, args) -> int:
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            print(f"error: {survive(e, messages, mark)}", file=sys.stderr)
+            print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
 
 
 def survive(e: Exception, messages: list, mark: int) -> str:
@@ -1988,7 +2046,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as e:
-        print(f"error: {explain(e)}", file=sys.stderr)
+        print("error: " + printable(explain(e)), file=sys.stderr)
         return 1
 
 

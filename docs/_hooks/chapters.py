@@ -139,10 +139,13 @@ def code_list(names) -> str:
 # tests/test_chapters_read.py fails past these; the diff summary shows them. Issue 21
 # moved the bash classifier into bash_safety.py (its own budget: BASH_SAFETY_LINES) and
 # set s03 to 750 (it was 1560 with the classifier inside).
-LINES_ADDED_AT_MOST = {"s02": 600, "s03": 750, "s04": 400, "s05": 400, "s06": 400}
-# s06 in all: issue 21 asked 2,500; issue 28's sandbox (run_shell's output bound, the
-# walk for protected and denied paths) took it past; DESIGN.md allows 2,900. A ratchet.
-S06_LINES_AT_MOST = 2600  # What a first reading skips
+# Issue 28 added to s02 (escaped terminal output, regular files only, results saved
+# without following a link, at most 32 MB of a command's output): s02 620.
+LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 400, "s05": 400, "s06": 400}
+# s06 in all: issue 21 asked 2,500; issue 28 (the sandbox's walk and placeholders,
+# run_shell's output bound, escaped terminal output, regular files only, no link
+# followed when a result is saved) took it past; DESIGN.md allows 2,900. A ratchet.
+S06_LINES_AT_MOST = 2650  # What a first reading skips
 # lives beside code.py with its own reading map: the classifier (bash_safety.py), the
 # sandbox's mechanics and settings (sandbox.py), the rules' syntax (rules.py).
 BASH_SAFETY_LINES = 963    # bash_safety.py at most: its size when it left code.py
