@@ -811,6 +811,64 @@ def transcript_of(chapter: str) -> str:
     return code_regions.TRANSCRIPT.search(text)["body"]
 
 
+def path_without(tmp_path: Path, *programs: str) -> str:
+    """A PATH that finds everything the current one does, except `programs`."""
+    folder = tmp_path / "path-without"
+    folder.mkdir()
+    for entry in os.environ["PATH"].split(os.pathsep):
+        for program in Path(entry).glob("*") if Path(entry).is_dir() else []:
+            link = folder / program.name
+            if program.name not in programs and not link.exists():
+                link.symlink_to(program)
+    return str(folder)
+
+
+SANDBOX_LINES = [  # what the demo's sandbox line says on each kind of machine
+    "sandbox: shell commands run confined (no network, no home, writes only where allowed)",
+    "sandbox: none: bwrap is not installed: install bubblewrap: sudo apt-get install "
+    "bubblewrap (Debian, Ubuntu). Shell commands run unconfined: the classifier alone "
+    "decides (best effort).",
+    "sandbox: none: sandbox-exec is not installed: sandbox-exec ships with macOS; is "
+    "/usr/bin/sandbox-exec there?. Shell commands run unconfined: the classifier alone "
+    "decides (best effort)."]
+
+
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c >= "s03"])
+def test_a_transcript_is_current_whatever_sandbox_the_machine_has(chapter):
+    """The transcript's sandbox line is the recording machine's: the stale check
+    masks it, so a README recorded with bubblewrap is current without it, on macOS
+    too, and the page says the line is the machine's."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    recorded = transcript_of(chapter)
+    assert "the `sandbox:` line says what the recording machine had" in recorded
+    line = transcripts.MACHINE.search(recorded)[0]
+    for other in SANDBOX_LINES:
+        assert (code_regions.comparable(text.replace(line, other))
+                == code_regions.comparable(text))
+    assert code_regions.comparable(text.replace(line, "sandbox: off")) != \
+        code_regions.comparable(text.replace(line, "sandbox-ish: off")), "not masked"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="hides bwrap from the PATH: Linux")
+def test_the_demo_is_current_with_bubblewrap_and_without(tmp_path, monkeypatch):
+    """s04's demo really run with bwrap on the PATH (if this machine can sandbox) and
+    without it: each run matches the README's transcript, and the cache key differs."""
+    chapter = "s04_hooks"
+    recorded = transcript_of(chapter).split("```text\n", 1)[1].rsplit("```", 1)[0]
+    keys = {}
+    for way, path in [("with", os.environ["PATH"]), ("without", path_without(tmp_path, "bwrap"))]:
+        monkeypatch.setenv("PATH", path)
+        found = transcripts.sandbox_here(chapter)
+        if way == "with" and "confined" not in found:
+            continue  # no sandbox can start here: only the run without it is tried
+        assert ("bwrap is not installed" in found) == (way == "without"), found
+        keys[way] = transcripts.demo_fingerprint(chapter)
+        ran = transcripts.run_demo(chapter)
+        assert ("bwrap is not installed" in ran) == (way == "without"), way
+        assert transcripts.comparable(ran) == transcripts.comparable(recorded), way
+    assert len(set(keys.values())) == len(keys), "the cache key ignores the sandbox"
+
+
 def test_s03_transcript_shows_the_agent_asking():
     """s03's transcript is a learner's run: the questions, an "always", a refusal,
     and then the dangerous command asking (recorded in a pseudo-terminal)."""

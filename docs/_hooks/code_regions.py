@@ -516,8 +516,10 @@ def transcript_region(chapter: str) -> str:
         typed = (f" in a terminal, where a learner answered its questions with "
                  f"{', '.join(said[:-1])} and {said[-1]}")
     fence = "````" if "```" in text else "```"
+    machine = ("; the `sandbox:` line says what the recording machine had, and "
+               "yours says what yours has" if transcripts.MACHINE.search(text) else "")
     return (f"What `python {chapter}/code.py --offline` printed{typed} (the scratch "
-            f"folder's random name and the test timings are normalised):\n\n"
+            f"folder's random name and the test timings are normalised{machine}):\n\n"
             f"{fence}text\n{text.rstrip()}\n{fence}\n")
 
 
