@@ -806,6 +806,21 @@ def test_github_readers_get_what_changed_and_the_transcript(chapter):
     assert "End of the scripted demo" in transcript
 
 
+@pytest.mark.parametrize("chapter", chapter_params()[1:])
+def test_what_changed_names_the_tools_the_chapter_really_registers(chapter):
+    """The README's "Tools added" and "removed" are the difference between the
+    chapters' TOOLS, as the tests load them (s05 adds tool_search and plan mode's
+    tools and skill, s06 the agent; s03 removes none)."""
+    prev = CHAPTERS[CHAPTERS.index(chapter) - 1]
+    old, new = ([t["name"] for t in load_chapter(c).TOOLS] for c in (prev, chapter))
+    added, removed = [t for t in new if t not in old], [t for t in old if t not in new]
+    diff = code_regions.DIFF.search(
+        (ROOT / chapter / "README.md").read_text(encoding="utf-8"))["body"]
+    assert f"**Tools added:** {hook.code_list(added)}" in diff
+    assert ("**removed:**" in diff) == bool(removed)
+    assert {"s05": "tool_search" in added, "s06": "agent" in added}.get(chapter[:3], True)
+
+
 def transcript_of(chapter: str) -> str:
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     return code_regions.TRANSCRIPT.search(text)["body"]
