@@ -356,7 +356,8 @@ def test_code_regions_appear_on_the_page(site, chapter):
     regions = list(code_regions.REGION.finditer(text))
     assert regions, f"{chapter}/README.md shows no code"
     for m in regions:
-        code = code_regions.block(m["file"], m["items"]).split("\n", 1)[1].rsplit("```", 1)[0]
+        shown_block = code_regions.block(m["file"], m["items"])
+        code = shown_block[shown_block.index("```"):].split("\n", 1)[1].rsplit("```", 1)[0]
         assert stripped_lines(code.strip("\n")) in shown, (
             f"{m['file']}: {m['items']}: not shown on the {chapter} page")
 
@@ -458,7 +459,7 @@ def test_new_lines_are_highlighted(chapter):
                if m["file"].strip() == f"{chapter}/code.py"]
     assert regions
     for m in regions:
-        fence, _, rest = m["body"].partition("\n")
+        fence, _, rest = m["body"][m["body"].index("```"):].partition("\n")
         hl = re.search(r'hl_lines="([^"]*)"', fence)
         if prev is None:
             assert not hl, f"{chapter}: the first chapter highlights nothing"
@@ -489,6 +490,22 @@ def test_an_excerpt_keeps_the_shape_of_the_code():
     assert lines == ["def f(a,", "      b):", "        # ...", "        z = 3",
                      "        w = 4", "    # ..."]
     assert index == [0, 1, -1, 5, 6, -1]
+
+
+def test_an_excerpt_shows_whole_statements_or_is_refused():
+    """A key that would show part of a statement (a call cut after its first line)
+    is refused; a table may leave entries out but keeps its first and last lines;
+    `name()` shows a def whole; an outline shows a constant whole."""
+    text = ("TABLE = {\n    'a': 1,\n    'b': 2,\n    'c': 3}\n\n\n"
+            "def f(x):\n    y = g(x,\n          1)\n    return y")
+    with pytest.raises(code_regions.RegionError, match="cuts the statement"):
+        code_regions.excerpt(text, "y = g", "f")
+    _, lines = code_regions.excerpt(text, "TABLE", "t")
+    assert lines == ["TABLE = {", "    # ...", "    'c': 3}", "# ..."]
+    _, lines = code_regions.excerpt(text, "f()", "t")
+    assert lines[-4:] == ["def f(x):", "    y = g(x,", "          1)", "    return y"]
+    _, lines = code_regions.excerpt(text, "outline", "t")
+    assert lines[:4] == ["TABLE = {", "    'a': 1,", "    'b': 2,", "    'c': 3}"]
 
 
 def test_highlight_ranges():

@@ -325,8 +325,13 @@ def on_files(files, config, **kwargs):
     return files
 
 
+# A code block's title and new lines said in plain Markdown, for GitHub: the site
+# shows both in the block itself (title bar, highlights), so the line goes.
+CODE_TITLE = re.compile(r'^[ \t]*<sub class="code-title">.*</sub>\n\n', re.MULTILINE)
+
+
 def on_page_markdown(markdown, page, config, files, **kwargs):
-    markdown = as_admonitions(as_tabs(markdown))
+    markdown = as_admonitions(as_tabs(CODE_TITLE.sub("", markdown)))
     src = page.file.src_uri
     if src == "index.md":
         return replace_region(markdown, "chapters", chapters_table())[0]
