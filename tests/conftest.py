@@ -202,6 +202,21 @@ def result_text(block: dict) -> str:
 # --- running a chapter as a user does ------------------------------------------------
 
 
+def assert_no_process(pattern: str, within: float = 30) -> None:
+    """No process's command line matches `pattern` (pgrep -f): a killed one may take
+    a moment to go, so this waits up to `within` seconds (a guard against a hang,
+    not a claim about speed)."""
+    import time
+    deadline = time.monotonic() + within
+    while True:
+        left = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
+        if not left.stdout.strip():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"still running ({pattern}): {left.stdout.split()}")
+        time.sleep(0.1)
+
+
 def clean_env(**extra) -> dict:
     """The environment for a chapter subprocess: no key unless given, no colour."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}

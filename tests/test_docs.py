@@ -356,7 +356,8 @@ def test_code_regions_appear_on_the_page(site, chapter):
     regions = list(code_regions.REGION.finditer(text))
     assert regions, f"{chapter}/README.md shows no code"
     for m in regions:
-        code = code_regions.block(m["file"], m["items"]).split("\n", 1)[1].rsplit("```", 1)[0]
+        shown_block = code_regions.block(m["file"], m["items"])
+        code = shown_block[shown_block.index("```"):].split("\n", 1)[1].rsplit("```", 1)[0]
         assert stripped_lines(code.strip("\n")) in shown, (
             f"{m['file']}: {m['items']}: not shown on the {chapter} page")
 
@@ -458,7 +459,7 @@ def test_new_lines_are_highlighted(chapter):
                if m["file"].strip() == f"{chapter}/code.py"]
     assert regions
     for m in regions:
-        fence, _, rest = m["body"].partition("\n")
+        fence, _, rest = m["body"][m["body"].index("```"):].partition("\n")
         hl = re.search(r'hl_lines="([^"]*)"', fence)
         if prev is None:
             assert not hl, f"{chapter}: the first chapter highlights nothing"
@@ -489,6 +490,22 @@ def test_an_excerpt_keeps_the_shape_of_the_code():
     assert lines == ["def f(a,", "      b):", "        # ...", "        z = 3",
                      "        w = 4", "    # ..."]
     assert index == [0, 1, -1, 5, 6, -1]
+
+
+def test_an_excerpt_shows_whole_statements_or_is_refused():
+    """A key that would show part of a statement (a call cut after its first line)
+    is refused; a table may leave entries out but keeps its first and last lines;
+    `name()` shows a def whole; an outline shows a constant whole."""
+    text = ("TABLE = {\n    'a': 1,\n    'b': 2,\n    'c': 3}\n\n\n"
+            "def f(x):\n    y = g(x,\n          1)\n    return y")
+    with pytest.raises(code_regions.RegionError, match="cuts the statement"):
+        code_regions.excerpt(text, "y = g", "f")
+    _, lines = code_regions.excerpt(text, "TABLE", "t")
+    assert lines == ["TABLE = {", "    # ...", "    'c': 3}", "# ..."]
+    _, lines = code_regions.excerpt(text, "f()", "t")
+    assert lines[-4:] == ["def f(x):", "    y = g(x,", "          1)", "    return y"]
+    _, lines = code_regions.excerpt(text, "outline", "t")
+    assert lines[:4] == ["TABLE = {", "    'a': 1,", "    'b': 2,", "    'c': 3}"]
 
 
 def test_highlight_ranges():
@@ -806,9 +823,82 @@ def test_github_readers_get_what_changed_and_the_transcript(chapter):
     assert "End of the scripted demo" in transcript
 
 
+@pytest.mark.parametrize("chapter", chapter_params()[1:])
+def test_what_changed_names_the_tools_the_chapter_really_registers(chapter):
+    """The README's "Tools added" and "removed" are the difference between the
+    chapters' TOOLS, as the tests load them (s05 adds tool_search and plan mode's
+    tools and skill, s06 the agent; s03 removes none)."""
+    prev = CHAPTERS[CHAPTERS.index(chapter) - 1]
+    old, new = ([t["name"] for t in load_chapter(c).TOOLS] for c in (prev, chapter))
+    added, removed = [t for t in new if t not in old], [t for t in old if t not in new]
+    diff = code_regions.DIFF.search(
+        (ROOT / chapter / "README.md").read_text(encoding="utf-8"))["body"]
+    assert f"**Tools added:** {hook.code_list(added)}" in diff
+    assert ("**removed:**" in diff) == bool(removed)
+    assert {"s05": "tool_search" in added, "s06": "agent" in added}.get(chapter[:3], True)
+
+
 def transcript_of(chapter: str) -> str:
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     return code_regions.TRANSCRIPT.search(text)["body"]
+
+
+def path_without(tmp_path: Path, *programs: str) -> str:
+    """A PATH that finds everything the current one does, except `programs`."""
+    folder = tmp_path / "path-without"
+    folder.mkdir()
+    for entry in os.environ["PATH"].split(os.pathsep):
+        for program in Path(entry).glob("*") if Path(entry).is_dir() else []:
+            link = folder / program.name
+            if program.name not in programs and not link.exists():
+                link.symlink_to(program)
+    return str(folder)
+
+
+SANDBOX_LINES = [  # what the demo's sandbox line says on each kind of machine
+    "sandbox: shell commands run confined (no network, no home, writes only where allowed)",
+    "sandbox: none: bwrap is not installed: install bubblewrap: sudo apt-get install "
+    "bubblewrap (Debian, Ubuntu). Shell commands run unconfined: the classifier alone "
+    "decides (best effort).",
+    "sandbox: none: sandbox-exec is not installed: sandbox-exec ships with macOS; is "
+    "/usr/bin/sandbox-exec there?. Shell commands run unconfined: the classifier alone "
+    "decides (best effort)."]
+
+
+@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c >= "s03"])
+def test_a_transcript_is_current_whatever_sandbox_the_machine_has(chapter):
+    """The transcript's sandbox line is the recording machine's: the stale check
+    masks it, so a README recorded with bubblewrap is current without it, on macOS
+    too, and the page says the line is the machine's."""
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    recorded = transcript_of(chapter)
+    assert "the `sandbox:` line says what the recording machine had" in recorded
+    line = transcripts.MACHINE.search(recorded)[0]
+    for other in SANDBOX_LINES:
+        assert (code_regions.comparable(text.replace(line, other))
+                == code_regions.comparable(text))
+    assert code_regions.comparable(text.replace(line, "sandbox: off")) != \
+        code_regions.comparable(text.replace(line, "sandbox-ish: off")), "not masked"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="hides bwrap from the PATH: Linux")
+def test_the_demo_is_current_with_bubblewrap_and_without(tmp_path, monkeypatch):
+    """s04's demo really run with bwrap on the PATH (if this machine can sandbox) and
+    without it: each run matches the README's transcript, and the cache key differs."""
+    chapter = "s04_hooks"
+    recorded = transcript_of(chapter).split("```text\n", 1)[1].rsplit("```", 1)[0]
+    keys = {}
+    for way, path in [("with", os.environ["PATH"]), ("without", path_without(tmp_path, "bwrap"))]:
+        monkeypatch.setenv("PATH", path)
+        found = transcripts.sandbox_here(chapter)
+        if way == "with" and "confined" not in found:
+            continue  # no sandbox can start here: only the run without it is tried
+        assert ("bwrap is not installed" in found) == (way == "without"), found
+        keys[way] = transcripts.demo_fingerprint(chapter)
+        ran = transcripts.run_demo(chapter)
+        assert ("bwrap is not installed" in ran) == (way == "without"), way
+        assert transcripts.comparable(ran) == transcripts.comparable(recorded), way
+    assert len(set(keys.values())) == len(keys), "the cache key ignores the sandbox"
 
 
 def test_s03_transcript_shows_the_agent_asking():

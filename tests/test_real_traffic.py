@@ -6,12 +6,12 @@ turn's text must be shown; consecutive text blocks are paragraphs; in s06 a call
 started early stops when its reply fails.
 """
 
-import time
+import os
 
 import anthropic
 import pytest
 
-from conftest import chapter_params, load_chapter, run_main
+from conftest import assert_no_process, chapter_params, load_chapter, run_main
 from offline.server import (error_event, overloaded, prompt_tokens, refusal, reply,
                             tool_use)
 
@@ -105,13 +105,14 @@ def test_a_call_started_early_stops_when_the_reply_fails(chapter, server, worksp
     mod = load_chapter(chapter)
     client = anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
     (workspace / "a.txt").write_text("alpha\n")
-    server.add(error_event(tool_use("run_shell", {"command": "sleep 3; cat a.txt"}),
+    sleep = f"sleep 30.{os.getpid()}"  # unique: other workers run this test too
+    server.add(error_event(tool_use("run_shell", {"command": f"{sleep}; touch ended"}),
                            "More to say.", event_delay=0.05))
-    began = time.monotonic()
     with pytest.raises(anthropic.APIStatusError):
         mod.agent_loop([{"role": "user", "content": "go"}], client)
-    assert time.monotonic() - began < 2.5  # it did not wait for the sleep
+    assert not (workspace / "ended").exists()  # it did not wait for the command
     assert not mod.SESSION["running"]
+    assert_no_process(sleep)  # killed, not left running
     assert len(server.requests) == 1  # no tool_result was sent
 
 

@@ -4,12 +4,11 @@ Each test runs against s01 and every later chapter: a mechanism, once taught, st
 """
 
 import os
-import subprocess
-import time
 
 import pytest
 
-from conftest import chapter_params, load_chapter, run_agent, sent_tool_results, result_text
+from conftest import (assert_no_process, chapter_params, load_chapter, result_text,
+                      run_agent, sent_tool_results)
 from offline.server import reply, tool_use
 
 
@@ -137,9 +136,7 @@ def test_run_shell_says_when_there_is_no_output(mod):
 
 def test_run_shell_cannot_wait_for_input(mod):
     """Stdin is closed and pagers are cat: nothing can sit waiting for a human."""
-    t0 = time.monotonic()
     out = mod.run_shell("read line; echo \"read=$?\"; cat; echo \"pager=$PAGER git=$GIT_PAGER\"")
-    assert time.monotonic() - t0 < 5
     assert "read=1" in out and "pager=cat git=cat" in out
 
 
@@ -149,17 +146,13 @@ def test_run_shell_runs_in_the_workspace(mod, workspace):
 
 def test_run_shell_timeout_kills_the_whole_process_group(mod, workspace):
     """On timeout the command and everything it started are killed."""
-    t0 = time.monotonic()
     n = 100_000 + os.getpid() % 100_000  # unique: other workers run this test too
     with pytest.raises(mod.CommandFailed) as failed:
         mod.run_shell(f"sleep {n}1 & sleep {n}2", timeout=1000)  # milliseconds
-    assert time.monotonic() - t0 < 10
     assert "timed out after 1s" in str(failed.value)
     # subtle: from s03 on the command runs in a sandbox with process IDs of its own,
     # so the background child is looked for by what it runs, not by its $!.
-    time.sleep(0.2)
-    left = subprocess.run(["pgrep", "-f", f"sleep {n}[12]"], capture_output=True, text=True)
-    assert not left.stdout.strip(), f"still running: {left.stdout}"  # all of it is gone
+    assert_no_process(f"sleep {n}[12]")  # all of it is gone
 
 
 def test_run_shell_timeout_is_capped(mod):

@@ -13,6 +13,7 @@ Runs against s03 and every later chapter.
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -166,7 +167,10 @@ def test_programs_under_your_home_still_run(sandboxed, server, client, workspace
     monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
     settings(workspace, defaultMode="bypassPermissions")  # nothing asks: all run
     results = run_commands(sandboxed, server, client, [
-        "hello-tool", "python3 -c 'import sys; print(sys.prefix)'",
+        # subtle: sys.executable, not `python3`: the tests may run with the venv's
+        # python called directly, its folder not on PATH.
+        "hello-tool",
+        f"{shlex.quote(sys.executable)} -c 'import sys; print(sys.prefix)'",
         "ls ~/.local/bin; cat ~/.ssh/id_rsa"])
     assert "hello from your home" in result_text(results[0])
     assert os.path.realpath(sys.prefix) in result_text(results[1])

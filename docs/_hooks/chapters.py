@@ -33,7 +33,6 @@ Adding a chapter therefore needs no change here or in mkdocs.yml: create
 
 from __future__ import annotations
 
-import ast
 import difflib
 import importlib.util
 import logging
@@ -105,30 +104,24 @@ def chapter_diff(prev: str, chapter: str, root: Path = ROOT) -> str:
 
 
 def tool_names(path: Path) -> list[str]:
-    """The names in the module's TOOLS: imported (code.py has no import side effects),
-    or, if that fails, read from the `TOOLS = [...]` literal with ast."""
+    """The names in the module's TOOLS, as the chapter registers them: code.py
+    imported (it has no import side effects) with its folder on sys.path, as when
+    you run it, so that its own bash_safety.py, sandbox.py and rules.py load."""
     # subtle: no __pycache__ in the chapter, or `mkdocs serve` would see a change.
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    before = set(sys.modules)
+    sys.path.insert(0, str(path.parent))
     try:
         spec = importlib.util.spec_from_file_location(f"_docs_{path.parent.name}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         return [tool["name"] for tool in module.TOOLS]
-    except Exception as e:  # fall back to reading the source
-        log.debug("importing %s failed (%s); reading TOOLS with ast", path, e)
     finally:
         sys.dont_write_bytecode = saved
-    names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "TOOLS" for t in node.targets):
-            for d in ast.walk(node.value):
-                if isinstance(d, ast.Dict):
-                    for k, v in zip(d.keys, d.values):
-                        if (isinstance(k, ast.Constant) and k.value == "name"
-                                and isinstance(v, ast.Constant)):
-                            names.append(v.value)
-    return names
+        sys.path.remove(str(path.parent))
+        for name in set(sys.modules) - before:  # the next chapter loads its own copies
+            if str(path.parent) in str(getattr(sys.modules[name], "__file__", "") or ""):
+                del sys.modules[name]
 
 
 def code_list(names) -> str:
@@ -337,8 +330,13 @@ def on_files(files, config, **kwargs):
     return files
 
 
+# A code block's title and new lines said in plain Markdown, for GitHub: the site
+# shows both in the block itself (title bar, highlights), so the line goes.
+CODE_TITLE = re.compile(r'^[ \t]*<sub class="code-title">.*</sub>\n\n', re.MULTILINE)
+
+
 def on_page_markdown(markdown, page, config, files, **kwargs):
-    markdown = as_admonitions(as_tabs(markdown))
+    markdown = as_admonitions(as_tabs(CODE_TITLE.sub("", markdown)))
     src = page.file.src_uri
     if src == "index.md":
         return replace_region(markdown, "chapters", chapters_table())[0]

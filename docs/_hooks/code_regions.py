@@ -56,6 +56,7 @@ import contextlib
 import difflib
 import functools
 import hashlib
+import html
 import importlib.util
 import io
 import math
@@ -229,25 +230,42 @@ def signature_lines(lines: list[str], i: int) -> list[int]:
 
 def outline(lines: list[str]) -> list[int]:
     """The lines that say what a section holds: its banner, each def and class
-    signature (with its docstring's first line, methods too) and the first line of
-    each top-level assignment."""
+    signature (with its docstring, methods too) and each top-level assignment,
+    whole."""
     shown = list(range(header_end(lines)))
     for i, line in enumerate(lines):
         if re.match(r"^( {4})?(async def|def|class) ", line):
-            shown += signature_lines(lines, i)
+            shown += whole_statements(lines, set(signature_lines(lines, i)))
         elif re.match(r"^[A-Z_][A-Z0-9_]* *(: [^=]+)?= ", line):
-            shown.append(i)
+            shown += constant_lines(lines, i)
     return shown
 
 
+def constant_lines(lines: list[str], i: int) -> list[int]:
+    """A constant, whole; a long table (more than TABLE_SHOWN lines) by its first
+    line and its first and last entries."""
+    span = next((sp for sp in statement_spans(lines) if sp[0] == i), None)
+    if span is None:
+        return [i]
+    first, last, node = span
+    parts = table_parts(first, last, node)
+    if parts is None or last - first < TABLE_SHOWN or len(parts) < 4:
+        return list(range(first, last + 1))
+    return [j for a, b in (parts[0], parts[1], parts[-2], parts[-1])
+            for j in range(a, b + 1)]
+
+
+TABLE_SHOWN = 6  # lines of a table that an outline shows whole
+
+
 def changed(lines: list[str], new: set[int]) -> list[int]:
-    """The lines new since the previous chapter, each with the signature of the def
-    it is in."""
+    """The lines new since the previous chapter, each with the rest of its statement
+    and the signature of the def it is in."""
     shown = list(range(header_end(lines)))
     for i in sorted(new):
         if not lines[i].strip():
             continue
-        shown.append(i)
+        shown += whole_statements(lines, {i})
         owner = next((j for j in range(i, -1, -1)
                       if re.match(r"^\s*(async def|def|class) ", lines[j])), None)
         if owner is not None:
@@ -260,7 +278,9 @@ def excerpt(text: str, keys: str, item: str,
     """The lines of an item that carry its idea: its head (banner or signature), then
     for each key the first line after the last one shown that contains it (`key+N`:
     and N lines more). Two keys stand for many lines: `outline` (the signatures and
-    constants) and `changed` (the lines new since the chapter before). Skipped lines
+    constants) and `changed` (the lines new since the chapter before); `name()` is
+    that def or class whole. A statement is shown whole or not at all (a key that
+    cuts one is refused). Skipped lines
     become one `# ...` line, indented as the next line shown. Returns (the 0-based
     item lines shown, or -1 for a `# ...` line; the lines)."""
     lines = text.split("\n")
@@ -268,6 +288,11 @@ def excerpt(text: str, keys: str, item: str,
     for key in (k.strip() for k in keys.split(",") if k.strip()):
         if key in ("outline", "changed"):
             shown += outline(lines) if key == "outline" else changed(lines, new)
+            continue
+        if m := re.fullmatch(r"(\w+)\(\)", key):  # `name()`: that def, whole
+            if not (whole := whole_def(lines, m[1])):
+                raise RegionError(f"{item}: no def or class {m[1]}")
+            shown += whole
             continue
         m = re.match(r"^(.*?)\+(\d+)$", key)
         needle, more = (m[1], int(m[2])) if m else (key, 0)
@@ -278,7 +303,10 @@ def excerpt(text: str, keys: str, item: str,
         if found is None:
             raise RegionError(f"{item}: no line contains {needle!r}")
         shown += list(range(found, min(found + more + 1, len(lines))))
-    shown = sorted(set(shown) | string_ends(lines, set(shown)))
+    shown = sorted(set(shown) | string_ends(lines, set(shown)) | table_ends(lines, set(shown)))
+    if cut := cut_statement(lines, set(shown)):
+        raise RegionError(f"{item} [{keys}]: the excerpt cuts the statement {cut!r} "
+                          "in part; show it whole or leave it out")
     out_index, out = [], []
     for n, i in enumerate(shown):
         gap = lines[shown[n - 1] + 1:i] if n else []
@@ -312,6 +340,85 @@ def string_ends(lines: list[str], shown: set[int]) -> set[int]:
         if tok.type == tokenize.STRING and len(span) > 1 and span & shown:
             more |= span
     return more
+
+
+def statement_spans(lines: list[str]) -> list[tuple[int, int, object]]:
+    """(first, last, node), 0-based, of every statement in the item that cannot be
+    shown in part: a simple one whole, a compound one's head (decorators, signature
+    or condition, up to its body). Empty if the item does not parse alone."""
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(lines)))
+    except SyntaxError:
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        first = min([node.lineno] + [d.lineno for d in
+                                     getattr(node, "decorator_list", [])]) - 1
+        body = getattr(node, "body", None)
+        last = (body[0].lineno - 2 if body and body[0].lineno > node.lineno
+                else node.end_lineno - 1) if body else node.end_lineno - 1
+        if body and body[0].lineno == node.lineno:  # `if x: y` on one line
+            last = node.end_lineno - 1
+        while last > first and (not lines[last].strip()
+                                or lines[last].lstrip().startswith("#")):
+            last -= 1  # comments between a head and its body are not part of it
+        spans.append((first, max(first, last), node))
+    return spans
+
+
+def whole_statements(lines: list[str], shown: set[int]) -> set[int]:
+    """The shown lines with the rest of each statement they are part of."""
+    more = set(shown)
+    for first, last, _ in statement_spans(lines):
+        if more & set(range(first, last + 1)):
+            more |= set(range(first, last + 1))
+    return more
+
+
+def table_parts(first: int, last: int, node) -> list[tuple[int, int]] | None:
+    """A table (`NAME = {` ... `}` over many lines) may be shown in part: its first
+    and last lines, and whole entries. Their spans, or None if not a table."""
+    value = getattr(node, "value", None)
+    if not isinstance(node, (ast.Assign, ast.AnnAssign)) or last == first or \
+            not isinstance(value, (ast.Dict, ast.List, ast.Set, ast.Tuple)):
+        return None
+    items = ([(k or v, v) for k, v in zip(value.keys, value.values)]
+             if isinstance(value, ast.Dict) else [(e, e) for e in value.elts])
+    spans = [(a.lineno - 1 + (first - node.lineno + 1), b.end_lineno - 1
+              + (first - node.lineno + 1)) for a, b in items]
+    return [(first, first), *spans, (last, last)]
+
+
+def cut_statement(lines: list[str], shown: set[int]) -> str | None:
+    """The first line of a statement an excerpt shows only in part, or None. A
+    table may leave entries out, if it shows its first and last lines."""
+    for first, last, node in statement_spans(lines):
+        part = shown & set(range(first, last + 1))
+        if not part or len(part) == last - first + 1:
+            continue
+        parts = table_parts(first, last, node)
+        if parts is None or first not in part or last not in part or any(
+                shown & set(range(a, b + 1)) and not set(range(a, b + 1)) <= shown
+                for a, b in parts):
+            return lines[first].strip()
+    return None
+
+
+def table_ends(lines: list[str], shown: set[int]) -> set[int]:
+    """The closing line of each table whose first line is shown."""
+    return {last for first, last, node in statement_spans(lines)
+            if first in shown and table_parts(first, last, node)}
+
+
+def whole_def(lines: list[str], name: str) -> list[int]:
+    """The lines of the def or class called `name` (a `name()` key), all of it."""
+    for first, _, node in statement_spans(lines):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+                and node.name == name:
+            return list(range(first, node.end_lineno))
+    return []
 
 
 def item_line(source: str, text: str) -> tuple[int, int]:
@@ -349,7 +456,12 @@ def block(file: str, items: str, indent: str = "") -> str:
     notes = (["excerpt"] if any(specs) else []) + (
         [f"new in {file[:3]}"] if previous_file(file) and all(whole_new) else [])
     title = "; ".join(plain) + (f" ({', '.join(notes)})" if notes else "")
-    text = f'{fence}python title="{file}: {title}"{hl}\n{code}\n{fence}\n'
+    # GitHub shows neither a fence's title nor its highlights: a line before the
+    # block says both in plain Markdown (the site hides it: docs/css/extra.css).
+    said = (f" · new in {file[:3]}: lines {ranges(marked).replace(' ', ', ')} of this "
+            "block" if marked else "")
+    text = (f'<sub class="code-title">{html.escape(file)}: {html.escape(title)}{said}'
+            f'</sub>\n\n{fence}python title="{file}: {title}"{hl}\n{code}\n{fence}\n')
     if chapter_file := re.match(r"^s\d\d_[a-z0-9_]+/(?P<name>[a-z0-9_]+\.py)$", file):
         name = chapter_file["name"]  # a file beside the README: code.py, bash_safety.py
         where = ", ".join((f"{item}, " if len(links) > 1 else "")
@@ -516,8 +628,10 @@ def transcript_region(chapter: str) -> str:
         typed = (f" in a terminal, where a learner answered its questions with "
                  f"{', '.join(said[:-1])} and {said[-1]}")
     fence = "````" if "```" in text else "```"
+    machine = ("; the `sandbox:` line says what the recording machine had, and "
+               "yours says what yours has" if transcripts.MACHINE.search(text) else "")
     return (f"What `python {chapter}/code.py --offline` printed{typed} (the scratch "
-            f"folder's random name and the test timings are normalised):\n\n"
+            f"folder's random name and the test timings are normalised{machine}):\n\n"
             f"{fence}text\n{text.rstrip()}\n{fence}\n")
 
 

@@ -7,7 +7,8 @@ chapter whose demo asks questions (ANSWERS) runs in a pseudo-terminal
 (offline/terminal.py), and the recorded learner types the answers listed there: the
 transcript shows the questions and the answers as they appeared on the screen.
 A transcript is cached by what it depends on (the chapter's code.py, the offline
-package, the answers, the Python version) in .cache/docs/transcripts/, which git
+package, the answers, the Python version, the sandbox this machine has) in
+.cache/docs/transcripts/, which git
 ignores: a rerun with nothing changed runs no demo.
 
 Each line gets a class from STYLES, the first pattern that matches, and
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import importlib.util
 import os
 import re
 import subprocess
@@ -41,6 +43,10 @@ ANSWERS = {
                            (PLAN, "y")],
 }
 TIMING = re.compile(r"\b\d+\.\d+ s\b")  # s06's batch timings: they vary run to run
+# Lines that say what this machine has, not what the chapter does: the sandbox line
+# (s03 on) names bubblewrap, Seatbelt, or why none can start. The stale check masks
+# them, so a transcript recorded on one machine is current on every other.
+MACHINE = re.compile(r"^sandbox: .*$", re.M)
 CACHE = ROOT / ".cache" / "docs" / "transcripts"
 DEMO_TIMEOUT = 180                           # seconds one offline demo may take
 WORKSPACE_PLACEHOLDER = "xxxxxxxx"            # stands for mkdtemp's random suffix
@@ -130,7 +136,8 @@ def comparable(text: str) -> str:
     lines and grouped by subagent, each one's lines in their order (threads
     interleave them differently each run), and the usage lines apart, sorted."""
     out, subagents, usage = [], {}, []
-    for line in CLOCK.sub('"time": "hh:mm:ss"', TIMING.sub("#.## s", text)).split("\n"):
+    text = MACHINE.sub("sandbox: (this machine's)", TIMING.sub("#.## s", text))
+    for line in CLOCK.sub('"time": "hh:mm:ss"', text).split("\n"):
         if "[input tokens: " in line:  # a reply's usage: printed when it ends, so
             usage.append(line)         # before or after the calls it started early
         elif found := SUBAGENT.match(line):
@@ -185,11 +192,25 @@ def run_demo(chapter: str, root: Path = ROOT) -> str:
         return normalise_transcript(proc.stdout + proc.stderr, tmp)
 
 
+def sandbox_here(chapter: str, root: Path = ROOT) -> str:
+    """Whether the chapter's sandbox can start on this machine, and if not why (its
+    own sandbox.probe, run afresh: the PATH may have changed since the last build)."""
+    path = root / chapter / "sandbox.py"
+    if not path.is_file():
+        return "no sandbox in this chapter"
+    spec = importlib.util.spec_from_file_location(f"_sandbox_of_{chapter}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return f"{sys.platform}: {module.probe() or 'confined'}"
+
+
 def demo_fingerprint(chapter: str, root: Path = ROOT) -> str:
-    """What the transcript depends on: the chapter's code, the offline package and
-    the Python that runs them."""
-    h = hashlib.sha256((sys.version + repr(ANSWERS.get(chapter))).encode())
-    for path in [root / chapter / "code.py", *sorted((root / "offline").rglob("*"))]:
+    """What the transcript depends on: the chapter's code, the offline package, the
+    Python that runs them and whether a sandbox can start here."""
+    h = hashlib.sha256((sys.version + repr(ANSWERS.get(chapter))
+                        + sandbox_here(chapter, root)).encode())
+    for path in [*sorted((root / chapter).glob("*.py")),
+                 *sorted((root / "offline").rglob("*"))]:
         if path.is_file() and "__pycache__" not in path.parts:
             h.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
     return h.hexdigest()
