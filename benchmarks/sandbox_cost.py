@@ -2,14 +2,17 @@
 """Benchmark (not a test): what does run_shell's sandbox cost per command?
 
 What it measures
-    The time of a typical read-only command (`git status; ls; cat notes.txt`), run
-    the way run_shell runs it, in a small git repository: once as plain `bash -c`,
-    once inside the sandbox (bubblewrap on Linux, Seatbelt on macOS) with the policy
-    code.py builds for it (confine: nothing writable, home and a Read-denied file
-    hidden, protected paths read-only). It prints the median of each, their ratio,
-    and the milliseconds the sandbox adds per call (the aim is under 50 ms); and
-    what building the policy costs (the classifier's verdict, the settings, the walk
-    for Read-denied paths), since run_shell pays that too.
+    The time of a typical read-only command (`git status; ls; cat notes.txt`) and of
+    one that writes (`echo more >> notes.txt; git status --short`), run the way
+    run_shell runs them, in a small git repository: once as plain `bash -c`, once
+    inside the sandbox (bubblewrap on Linux, Seatbelt on macOS) with the policy
+    code.py builds for it (confine: home and a Read-denied file hidden, protected
+    paths read-only, missing ones held by placeholders, memory and processes
+    limited). It prints the median of each, their ratio, and the milliseconds the
+    sandbox adds per call (the aim is under 20 ms); and what building the policy
+    costs (the classifier's verdict, the settings, the walk for protected and
+    Read-denied paths, the placeholders made and removed), since run_shell pays
+    that too.
 
 Run
     python benchmarks/sandbox_cost.py
@@ -27,7 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-COMMAND = "git status --short; ls; cat notes.txt"
+COMMAND = "git status --short; ls; cat notes.txt"           # read-only
+WRITES = "echo more >> notes.txt; git status --short"        # writes the workspace
 
 
 def timed(argv: list, runs: int) -> float:
@@ -58,17 +62,22 @@ def main() -> int:
         Path(".claude").mkdir()
         Path(".claude/settings.json").write_text(
             '{"permissions": {"deny": ["Read(private.txt)"]}}')
-        t0 = time.perf_counter()
-        for _ in range(args.runs):
-            argv = mod.confine(COMMAND)
-        policy = (time.perf_counter() - t0) * 1000 / args.runs
-        plain = timed(["bash", "-c", COMMAND], args.runs)
-        boxed = timed(argv, args.runs)
-    print(f"{COMMAND!r}, median of {args.runs} runs ({args.chapter}):")
-    print(f"  plain bash  {plain:7.1f} ms")
-    print(f"  sandboxed   {boxed:7.1f} ms   ({boxed / plain:.1f}x; "
-          f"+{boxed - plain:.1f} ms per call)")
-    print(f"  the policy  {policy:7.1f} ms per call (verdict, settings, Read-denied walk)")
+        print(f"median of {args.runs} runs ({args.chapter}):")
+        for command in (COMMAND, WRITES):
+            t0 = time.perf_counter()
+            for _ in range(args.runs):
+                with mod.confine(command):
+                    pass
+            policy = (time.perf_counter() - t0) * 1000 / args.runs
+            plain = timed(["bash", "-c", command], args.runs)
+            with mod.confine(command) as argv:  # the policy built once, then run
+                boxed = timed(argv, args.runs)
+            print(f"{command!r}:")
+            print(f"  plain bash  {plain:7.1f} ms")
+            print(f"  sandboxed   {boxed:7.1f} ms   ({boxed / plain:.1f}x; "
+                  f"+{boxed - plain:.1f} ms per call)")
+            print(f"  the policy  {policy:7.1f} ms per call (verdict, settings, the walk"
+                  " for protected and Read-denied paths, placeholders)")
     return 0
 
 

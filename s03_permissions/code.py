@@ -13,7 +13,9 @@ every call first passes a permission gate, inside the one pipeline every call ta
   parsed with tree-sitter-bash; read-only programs and dangerous commands as tables.
 - protected paths (git hooks, the agent's settings, ~/.ssh ...): writing one asks.
 - an OS sandbox for run_shell (bubblewrap or Seatbelt, in sandbox.py): writes only
-  where its verdict allows, no network, no home; `dangerouslyDisableSandbox` asks.
+  where its verdict allows, never to what runs later (protected names, held while
+  missing; git's config and hooks; the agent's programs); no network, no home, no
+  capabilities; memory and processes limited; `dangerouslyDisableSandbox` asks.
 - asking: y / n / always on a terminal (outside paths too); no terminal, no yes.
 - read-before-edit: no edit to a file unread, or changed on disk since it was read.
 
