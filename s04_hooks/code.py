@@ -23,7 +23,8 @@ Reading map (search for "s04 ·" to find what is new):
     s04 · hooks: reading its answer
     s04 · hooks: every hook of an event
     s04 · hooks: in the gate, and after the call
-  Changed here: `execute_tool` runs the PreToolUse hooks before the gate and the
+  Changed here: `agent_programs` adds the files the hooks run (the sandbox keeps
+    them read-only); `execute_tool` runs the PreToolUse hooks before the gate and the
     PostToolUse ones after the call; `check_permission` weighs a hook's decision;
     `agent_loop` stops when a hook said `"continue": false`; `new_session` adds the
     hooks' session id, that stop and the quiet hooks, which `run_task` sums up;
@@ -1022,7 +1023,8 @@ def agent_programs() -> list:
     found = [shutil.which(p) for p in ("rg", "bwrap")]
     return [Path(p).resolve() for p in [sys.prefix, Path(__file__).parent,
                                         *os.environ.get("PATH", "").split(os.pathsep),
-                                        *(Path(f).parent for f in found if f)] if p]
+                                        *(Path(f).parent for f in found if f)]
+            if p] + hook_programs()  # s04: and what the hooks run
 
 
 def home_problem() -> str | None:
@@ -1302,6 +1304,23 @@ def load_hooks() -> dict:
         for event, groups in found.items():
             merged[event] = merged.get(event, []) + groups
     return merged
+
+
+def hook_programs() -> list:
+    """The workspace files a hook command names (`python3 hooks/check.py`, or
+    `"$CLAUDE_PROJECT_DIR"/lint.sh`), or their folder: a hook runs outside the
+    sandbox, so the sandbox keeps them read-only, as the agent's own programs."""
+    workspace, out = Path.cwd().resolve(), []
+    for group in [g for groups in load_hooks().values() for g in groups]:
+        for hook in [h for h in group.get("hooks") or [] if isinstance(h, dict)]:
+            command = str(hook.get("command") or "")
+            command = re.sub(r"[\"']", "", command).replace("{", "").replace("}", "")
+            for word in re.split(r"[\s=;&|()<>]+", command):
+                path = workspace / word.replace("$CLAUDE_PROJECT_DIR", str(workspace))
+                if word and path.is_file() and path.resolve().is_relative_to(workspace):
+                    folder = path.resolve().parent
+                    out.append(folder if folder != workspace else path.resolve())
+    return out
 
 
 def claude_code_name(tool_name: str) -> str:

@@ -292,3 +292,28 @@ def test_everyday_work_still_works(run):
     assert listed == ["notes.txt", "test_a.py"]  # no placeholder was committed
     if run.kind == "loop":
         assert "1 passed" in outputs[0]
+
+
+@pytest.mark.parametrize("chapter", [p.values[0] for p in chapter_params("s04")])
+def test_a_hooks_program_stays_put(chapter, workspace, server, client):
+    """A hook runs outside the sandbox: the program its command names in the
+    workspace (and the folder it lives in) cannot be changed by a command."""
+    mod = load_chapter(chapter)
+    if mod.sandbox_missing(mod.sandbox_settings([])):
+        pytest.skip("no sandbox")
+    (workspace / "hooks").mkdir()
+    (workspace / "hooks" / "check.py").write_text("print('the real hook')\n")
+    (workspace / "lint.sh").write_text("exit 0\n")
+    (workspace / ".claude").mkdir()
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({
+        "permissions": {"defaultMode": "bypassPermissions"},
+        "hooks": {"PostToolUse": [{"matcher": "Read", "hooks": [
+            {"type": "command", "command": "python3 hooks/check.py"},
+            {"type": "command", "command": 'sh "${CLAUDE_PROJECT_DIR}/lint.sh"'}]}]}}))
+    before = tree(workspace)
+    command = ('h=hooks; echo evil > "$h/check.py"; echo evil > "$h/util.py";'
+               ' l=lint; echo evil > "$l.sh"; echo RAN')
+    server.add(reply(tool_use("run_shell", {"command": command})), reply("Done."))
+    mod.agent_loop([{"role": "user", "content": "go"}], client)
+    assert "RAN" in result_text(sent_tool_results(server.requests[1])[0])
+    assert tree(workspace) == before
