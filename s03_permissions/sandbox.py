@@ -146,12 +146,15 @@ MAX_SCAN = 200_000  # files and folders one walk may visit before it gives up
 SCAN_SECONDS = 5
 
 
-def scan(workspace: Path, denied, names: set) -> tuple[list, list]:
+def scan(workspace: Path, denied, names: set, skip=()) -> tuple[list, list]:
     """Every path in the workspace that `denied(path)` covers (a folder link to
     outside is walked too, as a command would read through it) and every one whose
-    name is in `names`, at any depth: (denied, named). A walk that cannot finish
-    raises SandboxError: a path it did not see could not be hidden."""
-    stack, seen, hits, named = [(workspace, workspace)], set(), [], []
+    name is in `names`, at any depth, but in the folders of `skip`: (denied, named).
+    `denied` may be None (no Read rule). A walk that cannot finish raises
+    SandboxError: a path it did not see could not be hidden. Strings, not Paths, in
+    the loop: it visits every entry."""
+    root, skip = str(workspace), {str(p) for p in skip}
+    stack, seen, hits, named = [(root, root)], set(), [], []
     count, start = 0, time.monotonic()
     while stack:
         shown, real = stack.pop()  # the path as a command names it, and where it is
@@ -167,21 +170,19 @@ def scan(workspace: Path, denied, names: set) -> tuple[list, list]:
                 "every protected and Read-denied path. Run the agent from a smaller "
                 "folder.")
         for entry in entries:
-            path, target = shown / entry.name, Path(entry.path)
+            path, target = f"{shown}/{entry.name}", entry.path
             if entry.name in names and real == shown:
-                named.append(path)
-            if entry.is_symlink():
-                target = target.resolve()  # hidden or walked where it really is
-            if denied(path):
-                hits.append(target)
-                continue
-            if entry.is_symlink():
-                if not target.is_dir() or workspace in (target, *target.parents):
-                    continue             # a file, or a folder the walk reaches anyway
-            elif not entry.is_dir():
-                continue
-            if target not in seen:
-                seen.add(target)
+                named.append(Path(path))
+            link = entry.is_symlink()
+            if link:
+                target = os.path.realpath(target)  # hidden or walked where it is
+            if denied and denied(Path(path)):
+                hits.append(Path(target))
+            elif link and os.path.isdir(target) and target != root and not \
+                    target.startswith(root + "/") and target not in seen:
+                seen.add(target)  # a folder outside, reached through a link
+                stack.append((path, target))
+            elif not link and entry.is_dir(follow_symlinks=False) and path not in skip:
                 stack.append((path, target))
     return hits, named
 

@@ -991,8 +991,9 @@ def walk_workspace(workspace: Path, writes: bool) -> tuple[list, list]:
     if not patterns and not writes:
         return [], []
     try:
-        denied, named = scan(workspace, lambda path: any(
-            path_rule_matches(p, path) for p in patterns), names if writes else set())
+        denied, named = scan(workspace, patterns and (lambda path: any(
+            path_rule_matches(p, path) for p in patterns)), names if writes else set(),
+            skip=[] if patterns else agent_programs())  # read-only whole: no need
     except SandboxError as e:
         raise ToolError(str(e))  # fail closed: what the walk missed is not hidden
     return denied + [outside_root(p) for p in patterns if p.startswith("//")], named
