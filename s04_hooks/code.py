@@ -1308,19 +1308,15 @@ def load_hooks() -> dict:
 
 
 def hook_programs() -> list:
-    """The workspace files a hook command names (`python3 hooks/check.py`, or
-    `"$CLAUDE_PROJECT_DIR"/lint.sh`), or their folder: a hook runs outside the
-    sandbox, so the sandbox keeps them read-only, as the agent's own programs."""
+    """The workspace files a hook command names (`python3 hooks/check.py`), or their
+    folder: a hook runs outside the sandbox, which keeps them read-only."""
     workspace, out = Path.cwd().resolve(), []
-    for group in [g for groups in load_hooks().values() for g in groups]:
-        for hook in [h for h in group.get("hooks") or [] if isinstance(h, dict)]:
-            command = str(hook.get("command") or "")
-            command = re.sub(r"[\"']", "", command).replace("{", "").replace("}", "")
-            for word in re.split(r"[\s=;&|()<>]+", command):
-                path = workspace / word.replace("$CLAUDE_PROJECT_DIR", str(workspace))
-                if word and path.is_file() and path.resolve().is_relative_to(workspace):
-                    folder = path.resolve().parent
-                    out.append(folder if folder != workspace else path.resolve())
+    commands = " ".join(str(h.get("command")) for gs in load_hooks().values()
+                        for g in gs for h in g.get("hooks") or [] if isinstance(h, dict))
+    for word in re.split(r"[\s=;&|()<>\"']+", re.sub(r"\$\{(\w+)}", r"$\1", commands)):
+        path = (workspace / word.replace("$CLAUDE_PROJECT_DIR", ".")).resolve()
+        if word and path.is_file() and path.is_relative_to(workspace):
+            out.append(path.parent if path.parent != workspace else path)
     return out
 
 

@@ -440,8 +440,8 @@ def test_whole_diffs_and_solutions_stay_out_of_search(site):
     line = max(body.split("\n"), key=len).strip()
     assert escape(line, quote=False) not in text, f"a solution line is in the search index: {line}"
     assert "def check_permission(" not in text, "a function body is in the search index"
-    # Prose only: about 200 kB for six chapters (with whole files it was 1.2 MB).
-    assert len(json.dumps(index)) < 300_000, "the search index grew past 300 kB"
+    # Prose only: about 300 kB for six chapters (with whole files it was 1.2 MB).
+    assert len(json.dumps(index)) < 350_000, "the search index grew past 350 kB"
 
 
 # --- new code highlighted -------------------------------------------------------------------

@@ -228,11 +228,13 @@ def test_a_fork_bomb_holds_only_its_share(run):
     if run.kind == "loop" and os.geteuid() == 0:
         pytest.skip("root is exempt from ulimit -u; 'nobody' runs it")
     name = f"bomb_{os.getpid()}_{time.monotonic_ns()}"  # this test's, not another's
-    commands = [f"timeout 3 bash -c '{name}() {{ {name} | {name} & }}; {name}'; sleep 4;"
-                " echo RAN"]
+    commands = [f"timeout 3 bash -c '{name}() {{ {name} | {name} & }}; {name}'; echo RAN",
+                "ulimit -d; ulimit -u; echo RAN"]  # echo: a builtin, no process needed
     outputs = run(commands)
     ran_all(outputs, commands)
-    for _ in range(100):  # the kernel takes a moment to reap what it killed
+    memory, processes = outputs[1].split()[:2]
+    assert memory == "4194304" and int(processes) < 100_000  # set, not unlimited
+    for _ in range(300):  # the kernel takes a moment to reap what it killed
         left = subprocess.run(["pgrep", "-f", name], capture_output=True,
                               text=True).stdout.split()
         if not left:
