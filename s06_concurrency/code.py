@@ -1624,8 +1624,8 @@ def hook_programs() -> list:
     """The workspace files a hook command names (`python3 hooks/check.py`), or their
     folder: a hook runs outside the sandbox, which keeps them read-only."""
     workspace, out = Path.cwd().resolve(), []
-    commands = " ".join(str(h.get("command")) for gs in load_hooks().values()
-                        for g in gs for h in g.get("hooks") or [] if isinstance(h, dict))
+    commands = " ".join(str(h.get("command")) for gs in load_hooks().values() for g
+                        in gs for h in g.get("hooks") or [] if isinstance(h, dict))
     for word in re.split(r"[\s=;&|()<>\"']+", re.sub(r"\$\{(\w+)}", r"$\1", commands)):
         path = (workspace / word.replace("$CLAUDE_PROJECT_DIR", ".")).resolve()
         if word and path.is_file() and path.is_relative_to(workspace):
