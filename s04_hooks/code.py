@@ -1310,14 +1310,14 @@ def load_hooks() -> dict:
 def hook_programs() -> list:
     """The workspace files a hook command names (`python3 hooks/check.py`), or their
     folder: a hook runs outside the sandbox, which keeps them read-only."""
-    workspace, out = Path.cwd().resolve(), []
-    commands = " ".join(str(h.get("command")) for gs in load_hooks().values() for g
-                        in gs for h in g.get("hooks") or [] if isinstance(h, dict))
-    for word in re.split(r"[\s=;&|()<>\"']+", re.sub(r"\$\{(\w+)}", r"$\1", commands)):
-        path = (workspace / word.replace("$CLAUDE_PROJECT_DIR", ".")).resolve()
-        if word and path.is_file() and path.is_relative_to(workspace):
-            out.append(path.parent if path.parent != workspace else path)
-    return out
+    workspace = Path.cwd().resolve()
+    groups = [g for gs in load_hooks().values() for g in gs]
+    commands = " ".join(str(h.get("command")) for g in groups
+                        for h in g.get("hooks") or [] if isinstance(h, dict))
+    words = re.split(r"[\s=;&|()<>\"']+", re.sub(r"\$\{(\w+)}", r"$\1", commands))
+    paths = [(workspace / w.replace("$CLAUDE_PROJECT_DIR", ".")).resolve() for w in words]
+    return [p.parent if p.parent != workspace else p for p in paths
+            if p.is_file() and p.is_relative_to(workspace)]
 
 
 def claude_code_name(tool_name: str) -> str:
