@@ -1575,8 +1575,8 @@ def hook_programs() -> list:
     groups = [g for gs in load_hooks().values() for g in gs]
     commands = " ".join(str(h.get("command")) for g in groups
                         for h in g.get("hooks") or [] if isinstance(h, dict))
-    words = re.split(r"[\s=;&|()<>\"']+", re.sub(r"\$\{(\w+)}", r"$\1", commands))
-    paths = [(workspace / w.replace("$CLAUDE_PROJECT_DIR", ".")).resolve() for w in words]
+    commands = re.sub(r"\$\{?CLAUDE_PROJECT_DIR}?", ".", commands)  # the workspace
+    paths = [(workspace / w).resolve() for w in re.split(r"[\s=;&|()<>\"']+", commands)]
     return [p.parent if p.parent != workspace else p for p in paths
             if p.is_file() and p.is_relative_to(workspace)]
 
