@@ -41,7 +41,8 @@ READ_ONLY_NODES = set(
     "heredoc_redirect heredoc_start heredoc_body heredoc_content heredoc_end "
     "herestring_redirect subshell compound_statement if_statement elif_clause "
     "else_clause negated_command test_command test_operator unary_expression "
-    "binary_expression parenthesized_expression extglob_pattern regex comment".split())
+    "binary_expression parenthesized_expression extglob_pattern regex comment "
+    "declaration_command".split())  # `declare -p`; the tables refuse `export X=1`
 # Understood too, but never read-only: the walker looks inside them for commands.
 KNOWN_NODES = READ_ONLY_NODES | set(
     "simple_expansion expansion command_substitution process_substitution "
@@ -357,6 +358,7 @@ def program(cmd: Command) -> str:
 # next word is checked as a path). Operands are paths to read, unless the entry starts
 # text: (words)  none: (no operands)  one: (one path: `uniq IN OUT` writes OUT)
 # pattern: (the first operand, unless an option gave one)  date: (only +FORMAT)
+# lookup: (names, and only with -v or -V)
 FIND = ("-P -name= -iname= -path= -ipath= -wholename= -regex= -iregex= -regextype= "
         "-type= -xtype= -maxdepth= -mindepth= -mtime= -mmin= -atime= -amin= -ctime= "
         "-cmin= -size= -perm= -user= -group= -uid= -gid= -links= -inum= -newer@ "
@@ -390,7 +392,11 @@ READ_ONLY = {
             "--files-with-matches --files-without-match --ignore-case --invert-match "
             "--line-number --no-filename --with-filename --only-matching --quiet "
             "--recursive --word-regexp --line-regexp --extended-regexp --fixed-strings "
-            "--perl-regexp --null --no-messages --binary-files=",
+            "--perl-regexp --null --no-messages --binary-files= --byte-offset --text "
+            "--basic-regexp --initial-tab --label= --line-buffered --null-data "
+            "--silent --no-ignore-case --group-separator= --no-group-separator -D= "
+            "--binary --devices= --exclude-from@ --unix-byte-offsets "
+            "-uy",
             # no -R, -S, -O: they follow links out of the workspace; no -Z (BSD zgrep)
     "rg": "pattern: -# -0acFHiIlnNopqsSuUvVwx -e= -f@ -g= -t= -T= -A= -B= -C= -m= -j= "
           "-M= -r= --files --hidden --no-ignore --no-heading --heading --json --color= "
@@ -398,7 +404,9 @@ READ_ONLY = {
           "--iglob= --fixed-strings --ignore-case --smart-case --line-number "
           "--max-count= --max-depth= --multiline --only-matching --sort= --type= "
           "--type-not= --type-list --vimgrep --word-regexp --invert-match --context= "
-          "--after-context= --before-context= --trim --replace= --stats",
+          "--after-context= --before-context= --trim --replace= --stats -d= -hP --text "
+          "--no-filename --with-filename --quiet --null --no-line-number --pcre2 "
+          "--max-columns= --max-filesize= --passthru --count-matches --no-messages",
           # no --pre, --hostname-bin, -z: they run programs; no -L/--follow: links
     "sort": "-bcCdfghiMmnrRsuVz -k= -t= -S= --key= --field-separator= --reverse "
             "--numeric-sort --human-numeric-sort --version-sort --unique --stable "
@@ -444,7 +452,12 @@ READ_ONLY = {
     "date": "date: -Ru -d= -r@ -f@ -I? --date= --utc --iso-8601? --rfc-3339= "
             "--rfc-email --reference@",
     "env": "none: -0 --null", "printenv": "text: -0 --null",  # `env CMD` runs CMD
-    "type": "text: -afptP", "pgrep": "text: -afilnovx -g= -G= -P= -s= -t= -u= -U=",
+    "type": "text: -afptP", "help": "text: -dms", "history": "text:", "set": "none:",
+    "alias": "none: -p", "hash": "none: -l", "umask": "none: -pS", "times": "none:",
+    "jobs": "none: -lnprs", "declare": "none: -p",  # `declare -p X`: X is a variable
+    "command": "lookup: -pvV",  # `command -v git` says what git is; `command git` runs
+    "ulimit": "none: -aHSbcdefiklmnpqrstuvxPRT",  # a value (ulimit -n 1) sets it
+    "pgrep": "text: -afilnovx -g= -G= -P= -s= -t= -u= -U=",
     "ps": "text: -AaefFHjlLmTwx -C= -G= -g= -o= -O= -p= -u= -U= --forest --sort= "
           "--pid= --ppid= --user= --no-headers --format=",
     "find": FIND, "test": f"{TEST} {INTEGER_TESTS}", "[": f"{TEST} {INTEGER_TESTS}",
@@ -457,51 +470,101 @@ RECURSIVE = {  # programs that read whole directory trees: always (""), or with 
     "fgrep": {"-r"}, "ls": {"-R", "--recursive"}, "rg": "", "find": "", "tree": "",
     "du": "", "git": ""}
 GIVES_PATTERN = {"-e", "-f", "--regexp", "--file", "--files", "--type-list"}
-GIT_LOG = ("-# -p -u -n= -S= -G= -L= --oneline --graph --stat? --shortstat --numstat "
-           "--name-only --name-status --patch --no-patch --decorate? --abbrev-commit "
-           "--all --author= --since= --until= --after= --before= --grep= --max-count= "
-           "--skip= --reverse --no-merges --merges --first-parent --follow --date= "
-           "--format= --pretty? --color? --no-color --word-diff? --summary --source")
-GIT_DIFF = ("-abpuwRz -U= -M? --cached --staged --stat? --numstat --shortstat "
-            "--name-only --name-status --color? --no-color --word-diff? --unified= "
-            "--ignore-all-space --ignore-space-change --check --diff-filter= --summary "
-            "--minimal --relative? --quiet --exit-code --find-renames? --no-textconv")
+GIT_LOG = ("-# -p -u -s -i -n= -S= -G= -L= --oneline --graph --stat? --shortstat "
+           "--numstat --name-only --name-status --patch --no-patch --decorate? "
+           "--no-decorate --abbrev-commit --all --branches? --tags? --remotes? "
+           "--author= --committer= --since= --until= --after= --before= --grep= "
+           "--max-count= --skip= --reverse --no-merges --merges --first-parent "
+           "--follow --date= --relative-date --format= --pretty? --color? --no-color "
+           "--word-diff? --summary --source --full-history --dense --sparse "
+           "--simplify-merges --ancestry-path --walk-reflogs --max-age= --min-age= "
+           "--no-walk? --left-right --cherry-mark --cherry-pick --boundary "
+           "--topo-order --date-order --author-date-order --diff-filter= --raw "
+           "--pickaxe-regex --pickaxe-all --regexp-ignore-case --all-match "
+           "--invert-grep --no-ext-diff --parents --abbrev? --no-abbrev-commit "
+           "--mailmap --no-mailmap --no-notes")
+GIT_DIFF = ("-abpsuwRzDW -U= -M? -B? -C? -l= -S= -G= -O@ --cached --staged --stat? "
+            "--numstat --shortstat --dirstat? --name-only --name-status --color? "
+            "--no-color --word-diff? --word-diff-regex= --color-words? --unified= "
+            "--ignore-all-space --ignore-space-change --ignore-space-at-eol "
+            "--ignore-blank-lines --check --diff-filter= --summary --minimal "
+            "--relative? --quiet --exit-code --find-renames? --find-copies? "
+            "--find-copies-harder --no-renames --break-rewrites? --irreversible-delete "
+            "--patch-with-stat --histogram --patience --diff-algorithm= --full-index "
+            "--binary --abbrev? --inter-hunk-context= --function-context "
+            "--ws-error-highlight= --no-ext-diff --no-textconv --pickaxe-regex "
+            "--pickaxe-all --raw")
 GIT_READ_ONLY = {  # subcommand -> its read-only options; operands: revisions, paths
     "status": "-bsuvz --short --branch --porcelain? --long --untracked-files? "
-              "--ignored? --no-renames --show-stash --ahead-behind --verbose",
-    "log": GIT_LOG, "show": f"{GIT_LOG} {GIT_DIFF}", "diff": GIT_DIFF,
-    "reflog": GIT_LOG, "shortlog": "-nsec --numbered --summary --email --all",
-    "blame": "-bcelnpstwf -L= -M? -C? --porcelain --line-porcelain --date= --root",
+              "--ignored? --no-renames --renames --find-renames? --show-stash "
+              "--ahead-behind --no-ahead-behind --verbose --column? --no-column",
+    "log": GIT_LOG, "show": f"{GIT_LOG} {GIT_DIFF} -m", "diff": GIT_DIFF,
+    "reflog": GIT_LOG,
+    "shortlog": "-nsec --numbered --summary --email --all --committer --no-merges "
+                "--since= --until= --after= --before= --author= --group= --format=",
+    "blame": "-bcelnpstwf -L= -M? -C? --porcelain --line-porcelain --date= --root "
+             "--incremental --show-stats --show-name --show-number --show-email "
+             "--ignore-rev= --ignore-revs-file@ --abbrev= --score-debug --color-lines "
+             "--color-by-age",
     "rev-parse": "-q --abbrev-ref? --short? --verify --quiet --show-toplevel --git-dir "
-                 "--is-inside-work-tree --symbolic-full-name --show-prefix --show-cdup",
+                 "--is-inside-work-tree --symbolic-full-name --show-prefix --show-cdup "
+                 "--symbolic --git-common-dir --absolute-git-dir --is-inside-git-dir "
+                 "--is-bare-repository --is-shallow-repository --git-path=",
     "rev-list": "-# -n= --count --all --max-count= --since= --until= --author= "
-                "--reverse --no-merges --merges --first-parent --objects --left-right",
-    "ls-files": "-cdikmostuvz --cached --deleted --modified --others --ignored --stage "
-                "--unmerged --exclude-standard --exclude= --full-name --error-unmatch",
+                "--reverse --no-merges --merges --first-parent --objects --left-right "
+                "--branches? --tags? --remotes? --after= --before= --committer= "
+                "--grep= --min-parents= --max-parents= --skip= --walk-reflogs "
+                "--oneline --abbrev-commit --pretty? --format= --abbrev= --graph "
+                "--full-history --ancestry-path --source --topo-order --date-order",
+    "ls-files": "-cdfikmostuvz -x= -X@ --cached --deleted --modified --others "
+                "--ignored --stage --unmerged --killed --exclude-standard --exclude= "
+                "--exclude-from@ --exclude-per-directory= --full-name --error-unmatch "
+                "--directory --no-empty-directory --eol --abbrev? --debug "
+                "--recurse-submodules",
     "ls-tree": "-dlrtz --name-only --name-status --full-name --full-tree --abbrev?",
     "describe": "--tags --all --long --always --dirty? --exact-match --contains "
-                "--abbrev= --match= --exclude= --first-parent",
-    "cat-file": "-epst",               # no --textconv, --filters: they run programs
+                "--abbrev= --match= --exclude= --first-parent --first-match "
+                "--candidates= --broken?",
+    "cat-file": "-epst --batch-check? --allow-undetermined-type",  # no --textconv,
     "merge-base": "-a --all --is-ancestor --fork-point --octopus --independent",
-    "grep": "-# -cEFhHiIlLnovwxP -e= -f@ -A= -B= -C= -m= --count --ignore-case "
-            "--line-number --files-with-matches --name-only --cached --untracked "
-            "--word-regexp --invert-match --heading --break --max-depth=",
+    "for-each-ref": "--format= --sort= --count= --contains? --no-contains? "
+                    "--merged? --no-merged? --points-at= --color?",
+    "grep": "-# -cEFGhHiIlLnopqrvwxzPW -e= -f@ -A= -B= -C= -m= --count --ignore-case "
+            "--line-number --files-with-matches --files-without-match --name-only "
+            "--cached --untracked --word-regexp --invert-match --heading --break "
+            "--max-depth= --max-count= --quiet --extended-regexp --basic-regexp "
+            "--fixed-strings --perl-regexp --full-name --color? --no-color "
+            "--only-matching --and --or --not --after-context= --before-context= "
+            "--context= --threads= --show-function --function-context --column "
+            "--null --all-match --exclude-standard --recurse-submodules",
             # no -O/--open-files-in-pager (runs a program), --no-index (reads outside)
-    "branch": "-arv --all --remotes --verbose --list -l --show-current --no-color "
-              "--merged? --no-merged? --contains? --sort= --points-at= --format=",
-    "tag": "-l --list -n? --sort= --contains? --merged? --points-at= --format=",
-    "remote": "-v --verbose",          # and `git remote get-url NAME`
+    "branch": "-arvi --all --remotes --verbose --list -l --show-current --color? "
+              "--no-color --merged? --no-merged? --contains? --no-contains? --sort= "
+              "--points-at= --format= --ignore-case --column? --no-column --abbrev= "
+              "--no-abbrev",
+    "tag": "-li --list -n? --sort= --contains? --no-contains? --merged? --no-merged? "
+           "--points-at= --format= --ignore-case --column? --no-column --color?",
+    "remote": "-nv --verbose --push --all",  # `get-url NAME`, `show -n NAME`
+    "worktree": "-vz --porcelain --verbose",  # only `git worktree list`
+    "config": "-lz --get --get-all --get-regexp --list --local --global --system "
+              "--worktree -f@ --file@ --show-origin --show-scope --name-only --null "
+              "--type= --bool --int --bool-or-int --path --expiry-date --default= "
+              "--includes --no-includes",  # and only to read: see git_effects
 }   # no `git -c` (settings can name programs), --show-signature or %G (runs gpg),
-    # --output (writes), --ext-diff or --textconv (run programs)
-SED = ("-nErsuz -e= --expression= --quiet --silent --regexp-extended --posix "
-       "--debug --sandbox --null-data --separate")   # no -i (writes), -f (a script)
-SED_ADDRESS = r"(\d+(~\d+)?|\$|/([^/\\\n]|\\.)*/I?)"
+    # --output (writes), --ext-diff or --textconv (run programs), ls-remote (network)
+SED = ("-nErsuz -e= -l= --expression= --quiet --silent --regexp-extended --posix "
+       "--debug --sandbox --null-data --zero-terminated --separate --unbuffered "
+       "--line-length=")   # no -i (writes), -f (a script)
+# subtle: as in sed, a / inside [ ] does not end a regex (`s/[/]/;/w f/p` writes f)
+SED_REGEX = r"/([^/\\\n[]|\\.|\[\^?\]?[^]\\\n[]*\])*/"  # no [[:alpha:]]: it asks
+SED_ADDRESS = rf"(\d+(~\d+)?|\$|{SED_REGEX}I?)"
 # subtle: white space has one place in the pattern, or a script that fails to match
 # backtracks exponentially (`sed -n '   p;   p; ... X'` hung the gate).
 SED_STEP = (rf"({SED_ADDRESS}([ \t]*,[ \t]*({SED_ADDRESS}|[+~]\d+))?[ \t]*)?(![ \t]*)?"
-            r"([pdqQ=lnNPDgGhHxz]|s/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/[gpiIm0-9]*"
-            r"|y/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/)[ \t]*")
-SED_SCRIPT = re.compile(rf"[\s;]*{SED_STEP}([;\n][\s;]*{SED_STEP})*[\s;]*")  # no w e r
+            rf"(\{{[\s;]*)?([pdqQ=lnNPDgGhHxzF]|s{SED_REGEX}([^/\\\n]|\\.)*/"
+            r"[gpiIm0-9]*|y/([^/\\\n]|\\.)*/([^/\\\n]|\\.)*/)[ \t]*")  # 2{p;q}: a block
+SED_SCRIPT = re.compile(  # no w, e, r: they write, run, read
+    rf"[\s;]*{SED_STEP}([;\n}}][\s;}}]*{SED_STEP})*[\s;}}]*")
 
 
 # === s03 · bash: checking a command against the tables ===
@@ -669,11 +732,25 @@ def program_effects(prog: str, args: list) -> tuple:
         operands = operands[1:]
     if problem is None and (kind == "none" and operands
                             or kind == "one" and len(operands) > 1
-                            or kind == "date" and any(o[:1] != "+" for o in operands)):
+                            or kind == "date" and any(o[:1] != "+" for o in operands)
+                            or kind == "lookup" and not seen & {"-v", "-V"}):
         problem = f"{prog} {' '.join(operands)} does more than read"
     recursive = RECURSIVE.get(prog) == "" or bool(seen & RECURSIVE.get(prog, set()))
-    paths = [v for _, k, v in given if k == "@"] + (operands if kind != "text" else [])
+    paths = [v for _, k, v in given if k == "@"] + (
+        operands if kind not in ("text", "lookup") else [])
     return problem, paths or (["."] if recursive else []), recursive
+
+
+GIT_LISTS = {  # subcommand -> (the operands it may start with, options that list)
+    "branch": ({None}, {"-l", "--list", "--merged", "--no-merged", "--contains",
+                        "--no-contains", "--points-at"}),  # any of these: a listing
+    "tag": ({None}, {"-l", "--list", "-n", "--merged", "--no-merged", "--contains",
+                     "--no-contains", "--points-at"}),
+    "remote": ({None, "get-url"}, {"-n"}),  # `remote show -n`: no network
+    "reflog": ({None, "show", "list"}, set()),
+    "worktree": ({"list"}, set()), "config": ({"get", "list"}, {
+        "--get", "--get-all", "--get-regexp", "--list", "-l"}),  # `config x y` sets
+}
 
 
 def git_effects(prog: str, args: list) -> tuple:
@@ -686,14 +763,18 @@ def git_effects(prog: str, args: list) -> tuple:
     if sub not in GIT_READ_ONLY:
         return f"git {sub} is not a read-only subcommand, or not one we know", [], True
     problem, operands, given = read_options(f"git {sub}", GIT_READ_ONLY[sub], args)
-    listing = {name for name, _, _ in given} & {"-l", "--list"}
-    if any("%G" in (v or "") for n, _, v in given if n in ("--format", "--pretty")):
-        problem = "a %G format runs gpg to check signatures"
-    elif (sub in ("branch", "tag") and operands and not listing
-            or sub == "remote" and operands[:1] not in ([], ["get-url"])
-            or sub == "reflog" and operands[:1] not in ([], ["show"])):
-        problem = problem or f"git {sub} {' '.join(operands)} changes the repository"
-    return problem, [root], True
+    starts, lists = GIT_LISTS.get(sub, ({None, *operands[:1]}, set()))
+    first = operands[0] if operands else None
+    listing = {n for n, _, _ in given} & lists and (
+        first == "show" if sub == "remote"         # `remote show -n NAME`
+        else args[0][:1] == "-" if sub == "config"  # `config set x y --get` sets
+        else True)
+    if any(re.search("%G|signature", v or "") for n, _, v in given
+           if n in ("--format", "--pretty", "--sort")):
+        problem = "a %G or signature format runs gpg to check signatures"
+    elif not (first in starts or listing):
+        problem = problem or f"git {sub} {' '.join(operands)} may change the repository"
+    return problem, [root] + [v for _, k, v in given if k == "@"], True
 
 
 def sed_effects(prog: str, args: list) -> tuple:
@@ -772,6 +853,7 @@ DANGEROUS = [  # (program, pattern searched in its joined arguments, why it alwa
     (INTERPRETERS, CODE + r"(?=.*\bfork\b)(?=.*\b(while|for|loop)\b)",
      "fork bomb: code that forks in a loop"),
 ]
+DELETERS = {"rm", "rmdir", "unlink", "shred", "srm"}  # what `find -exec` deletes with
 DOWNLOADERS = {"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "nc", "ncat",
                "netcat", "socat", "ftp", "tftp", "lynx", "links"}
 SENDERS = DOWNLOADERS | {"scp", "sftp", "rsync", "ssh", "telnet", "mail", "sendmail"}
@@ -832,14 +914,18 @@ def command_danger(cmd: Command, protected) -> str | None:
         for w in targets:
             if what := critical_target(w):
                 return f"{prog} {w.text!r} deletes or changes {what}"
-    if prog == "find":  # `find / -delete`, `find ~ -exec rm`, `find . -delete`
+    if prog == "find":  # `find / -exec ls {} +`; `find . -name x -delete`: any filter
         acts = {*args} & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
+        deletes = "-delete" in acts or any(program(c) in DELETERS
+                                           for c in inner_runs(cmd, 0))
         filtered = {*args} & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
                               "-mtime", "-mmin", "-size", "-empty", "-perm", "-type"}
         starts = [w for w in cmd.words[1:2] if not w.text.startswith(("-", "(", "!"))]
         what = critical_target(starts[0] if starts else Word(".", ".", True, False))
-        if acts and what and not (filtered and what == "the workspace"):
-            return f"find {' '.join(sorted(acts))} in {what}"
+        if what and (deletes or acts and not (filtered and what == "the workspace")):
+            return f"find {' '.join(sorted(acts))} in {what}" + (
+                ": it deletes whatever its filters match, and a filter can always be "
+                "too wide" if deletes else "")
     writes = [t.text for op, t in cmd.redirects if is_write(op, t)] + (
         [t.text for t in targets] if prog in ("tee", "touch", "truncate", "mkdir", "ln",
                                                "cp", "mv", "install", "rsync")
@@ -875,9 +961,14 @@ def critical_target(word: Word) -> str:
 def join_lines(src: bytes) -> bytes:
     """Bash joins a line ending in an unquoted backslash to the next before it parses,
     inside double quotes too (`"$\\⏎(touch x)"` is `"$(touch x)"`); tree-sitter-bash
-    does not. Single quotes, $'...', comments and quoted here-documents keep theirs."""
+    does not. Single quotes, $'...', comments and quoted here-documents keep theirs;
+    a comment that ends in one is refused (bash ends it there, the parser may not)."""
     for _ in range(3):
         tree, cut = BASH.parse(src), []
+        if b"\\" in src and any(n.type == "comment" and n.text.endswith(b"\\")
+                                for n in walk(tree.root_node)):  # `ls # \⏎rm x`
+            raise Unanalysable("a comment ends in a backslash: bash ends the comment "
+                               "at the newline, the parser may read on")
         for m in re.finditer(rb"(?<!\\)(?:\\\\)*\\\n", src):
             node = tree.root_node.descendant_for_byte_range(m.end() - 2, m.end())
             while node and node.type not in ("raw_string", "ansi_c_string", "comment",

@@ -115,7 +115,8 @@ DANGEROUS = [
     "rm -rf /tmp/../", "rm -rf /tmp/../*", 'rm -rf "$UNSET"/*', "rm -rf ${DIR}/*",
     "rm -rf .", "rm -rf *", "rm -rf ..", "rm -fr /usr", "rm -r /etc", "cd / && rm -rf *",
     "find / -exec rm -rf {} +", "find ~ -delete", "find . -delete",
-    "find . -exec rm -rf / ;", "rsync -a --delete empty/ ~/",
+    "find . -exec rm -rf / ;", "rsync -a --delete empty/ ~/", "find . -name '*.pyc' -delete",
+    "find . -type f -mtime +7 -exec rm {} +",
     # obfuscated spellings and wrappers
     "$'\\x72\\x6d' -rf /", "$'\\162\\155' -rf /", "\\rm -rf /", "/bin/rm -rf /",
     "'r''m' -rf /", 'r""m -rf ~', "sudo rm -rf /", "sudo -u root rm -rf /",
@@ -184,7 +185,7 @@ LOOK_ALIKES = [
     "git reset --soft HEAD~1", "git reset HEAD a.txt", "git clean -n", "git clean -nd",
     "git config user.name me", "git config --get core.hooksPath", "base64 -d file.txt",
     "base64 file.txt", "curl https://example.com", "curl -o page.html https://example.com",
-    "wget https://example.com/file.tar.gz", "find . -name '*.pyc' -delete",
+    "wget https://example.com/file.tar.gz", "find build -name '*.pyc' -delete",
     "find build -delete", "chmod +x script.sh", "chmod 755 script.sh", "chmod -R u+w build",
     "chown -R me build", "kill -9 1234", "kill -1 1234", "kill %1", "echo hi > out.txt",
     "cat README.md | grep x", "python3 -m unittest", "python3 script.py", "npm test",

@@ -54,8 +54,8 @@ def test_stash_list_and_show_read(mod):
         assert mod.is_read_only_command(command), (
             f"is_read_only_command({command!r}) is False: {mod.shell_effects(command).problem}."
             " Give `stash` a row in GIT_READ_ONLY with the options `list` and `show` "
-            "accept (log's and diff's), and a rule in git_effects, beside remote's and "
-            "reflog's, that uses git_stash_reads.")
+            "accept (log's and diff's), and a rule in git_effects, beside branch's and "
+            "config's, that uses git_stash_reads.")
 
 
 def test_every_other_stash_command_changes_things(mod):

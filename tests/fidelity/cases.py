@@ -214,6 +214,36 @@ EXTRA_VERDICTS = Case("hand-picked", bash_calls(
     "find . -name '*.tmp' -delete", "python3 -c 'print(1)'", "jq . a.json",
     "head -5 a.txt > /dev/null", "wc -l < a.txt", "echo hi > /dev/null 2>&1"))
 
+# Everyday reading an agent does all day: git, grep and rg, sed -n, shell builtins
+# that only look. Each should run unasked; a listed difference says why not.
+EVERYDAY = Case("everyday", bash_calls(
+    "git log --oneline --no-decorate -5", "git log --oneline --graph --all -20",
+    "git log -n 3 --stat", "git log --since=2.weeks --author=me --oneline",
+    "git log --format='%h %an %s' -10", "git log --pretty=oneline -3",
+    "git log -p -1 -- a.txt", "git log --follow --oneline -- a.txt",
+    "git show --stat HEAD", "git show HEAD~1:a.txt", "git show --name-only HEAD",
+    "git diff --stat", "git diff --cached --name-only", "git diff HEAD~1 -- a.txt",
+    "git diff --word-diff", "git diff main...HEAD --stat", "git status --porcelain",
+    "git status -sb", "git branch -a", "git branch --show-current", "git branch -vv",
+    "git branch --merged", "git remote -v", "git remote get-url origin",
+    "git config --get remote.origin.url", "git config --get user.email",
+    "git config --get-all remote.origin.fetch",
+    "git rev-parse --abbrev-ref HEAD", "git rev-parse --show-toplevel",
+    "git rev-parse --short HEAD", "git ls-files --others --exclude-standard",
+    "git ls-files -m", "git blame -L 1,10 a.txt", "git describe --tags --always",
+    "git describe --tags --abbrev=0", "git tag --list 'v*'", "git tag",
+    "git shortlog -sn", "git rev-list --count HEAD", "git stash list",
+    "git merge-base HEAD main", "git cat-file -p HEAD", "git grep -n TODO",
+    "grep -rn TODO --include='*.py' .", "grep -rnw . -e foo", "grep -E 'a|b' a.txt",
+    "grep -c foo a.txt", "grep -A 3 -B 2 foo a.txt", "grep -o 'x[0-9]*' a.txt",
+    "grep -v '^#' a.txt", "grep -in --color=never foo a.txt",
+    "grep -rl --exclude-dir=node_modules foo .", "grep -m1 -H foo a.txt",
+    "rg -n foo", "rg -i --type py foo", "rg -l -g '*.md' foo", "rg -C 2 foo a.txt",
+    "rg --files -g '*.py'", "sed -n '2{p;q}' a.txt", "sed -n 1,20p a.txt",
+    "sed -n '$p' a.txt", "sed -n 5p a.txt", "type ls", "type -a python3", "command -v git", "pwd", "echo done",
+    "printf '%s\\n' hi", "test -d .git", "[ -f a.txt ]", "true", "false", "alias",
+    "ulimit -n", "help cd", "which -a python3", "whoami"))
+
 # --- dangerous commands in bypassPermissions (s03) ------------------------------------
 DANGEROUS = Case("dangerous in bypassPermissions", bash_calls(
     "rm -rf /", "rm -rf ~", "rm -rf /*", "rm -rf .", "rm -rf *", "rm -rf ..",

@@ -17,8 +17,8 @@ import pytest
 
 import harness
 import page
-from cases import (DANGEROUS, EXTRA_VERDICTS, FILE_PROBES, FILE_TOOLS, HOOK_PROBES,
-                   HOOKS, RULES, SHELL, SHELL_PROBES, corpus_case)
+from cases import (DANGEROUS, EVERYDAY, EXTRA_VERDICTS, FILE_PROBES, FILE_TOOLS,
+                   HOOK_PROBES, HOOKS, RULES, SHELL, SHELL_PROBES, corpus_case)
 from conftest import chapters_from, load_chapter
 from known import KNOWN
 
@@ -29,8 +29,8 @@ MECHANISMS = {
     "file tools": ("s02", "s02", lambda: FILE_TOOLS, ("error", "files"), FILE_PROBES),
     "run_shell": ("s01", "s02", lambda: SHELL, ("error",), SHELL_PROBES),
     "permission rules and modes": ("s03", "s03", lambda: RULES, ("decision",), {}),
-    "bash read-only verdicts": ("s03", "s03", lambda: [corpus_case(), EXTRA_VERDICTS],
-                                ("decision",), {}),
+    "bash read-only verdicts": ("s03", "s03", lambda: [corpus_case(), EXTRA_VERDICTS,
+                                                       EVERYDAY], ("decision",), {}),
     "dangerous commands": ("s03", "s03", lambda: [DANGEROUS], ("decision",), {}),
     "hook protocol": ("s04", "s04", lambda: HOOKS, ("error", "files"), HOOK_PROBES),
 }
