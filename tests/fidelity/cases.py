@@ -192,6 +192,9 @@ RULES = [
                                               "content": "x\n"})], mode="acceptEdits"),
     Case("bash: cd out of the workspace", bash_calls("cd / && ls", "cd - && ls",
                                                      "cd .. && ls")),
+    Case("bypassPermissions, outside the sandbox", [
+        (BASH, {"command": "touch c", "dangerouslyDisableSandbox": True})],
+         settings={"sandbox": {"enabled": True}}, mode="bypassPermissions"),
 ]
 
 # --- bash read-only verdicts (s03) on a public corpus ---------------------------------

@@ -78,6 +78,11 @@ KNOWN = {
     "bash: cd out of the workspace: cd - && ls": known(
         "s03", "safer", "Claude Code auto-allows `cd -`, which may leave the "
         "workspace; s03 asks (it cannot know where - leads)"),
+    "bypassPermissions, outside the sandbox": known(
+        "s03", "safer", "a command that asks to run outside the sandbox "
+        "(dangerouslyDisableSandbox) is a dangerous call in s03 and asks in every mode; "
+        "Claude Code's bypassPermissions runs it unasked (its hardening advice is "
+        "sandbox.allowUnsandboxedCommands: false)"),
     # --- bash read-only verdicts (s03) ---
     TLDR + ":": known("s03", "choice", "`:` does nothing; Claude Code asks, s03 "
                       "allows it"),
