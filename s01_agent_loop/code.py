@@ -414,6 +414,8 @@ def explain(e: Exception) -> str:
         return f"{type(e).__name__}: {e}"
     body = e.body if isinstance(e.body, dict) else {}
     error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    if e.status_code == 404:
+        return not_found(e, error)
     kind = error.get("type") or f"HTTP {e.status_code}"
     what, todo = API_ERRORS.get(kind, (f"the API answered {e.status_code}",
                                        "Try again."))
@@ -422,6 +424,21 @@ def explain(e: Exception) -> str:
     # subtle: an error event in a stream comes after the 200 that opened it
     when = "mid-stream" if e.status_code == 200 else str(e.status_code)
     return f"{what} ({kind}, {when}): {said or 'no details'}. {todo}"
+
+
+def not_found(e, error: dict) -> str:
+    """A 404 names what to fix: the model asked for (the API's not_found_error), or
+    the base URL (anything else: a web page, a server that is no Messages API)."""
+    if error.get("type") == "not_found_error":
+        asked = re.search(rb'"model":\s*"([^"]*)"', e.request.content or b"")
+        model = asked.group(1).decode() if asked else "?"
+        return (f"the API has no model {model!r} (not_found_error, 404): "
+                f"{error.get('message') or 'no details'}. Set MODEL_ID to a model "
+                "your key may use.")
+    where = os.environ.get("ANTHROPIC_BASE_URL") or "unset"
+    return (f"{e.request.url} answered 404 with no API error: ANTHROPIC_BASE_URL is "
+            f"{where}; set it to the root of an Anthropic-compatible API (such as "
+            "https://api.anthropic.com, without /v1), or unset it.")
 
 
 # === s01 · the command line: a REPL, one task, or the offline demo ===
