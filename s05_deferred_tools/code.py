@@ -2022,10 +2022,26 @@ def final_text(response, action: str) -> str:
 WINDOW = {"size": 200_000, "warned": False}
 
 
+def window_tokens(usage) -> int | None:
+    """What the next request will carry, as the API counted this reply: the input,
+    cache and output tokens of its last sampling. subtle: a reply that ran server
+    tools (web search) sampled several times and sums them all; `usage.iterations`
+    lists each sampling, and without that list the sum is no window (None)."""
+    steps = getattr(usage, "iterations", None)
+    ran = getattr(usage, "server_tool_use", None)
+    if not steps and ran and any(isinstance(n, int) and n for n in vars(ran).values()):
+        return None
+    last = steps[-1] if steps else usage
+    last = last if isinstance(last, dict) else vars(last)
+    kinds = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+             "output_tokens")
+    return sum(last.get(k) or 0 for k in kinds)
+
+
 def count_tokens(usage) -> None:
-    """Warn once when a reply's tokens, as the API counted them, near the window."""
-    used = sum(v for k, v in vars(usage).items() if k.endswith("_tokens") and v)
-    if used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
+    """Warn once when the window, as the API counted this reply, nears its size."""
+    used = window_tokens(usage)
+    if used and used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
         WINDOW["warned"] = True
         print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
               "is full the oldest exchanges are dropped, or type /clear]",
