@@ -1244,6 +1244,7 @@ def ask_user(tool_name: str, tool_input: dict, reason: str,
     print(printable(f"\n? Allow {describe_call(tool_name, tool_input)}\n"
                     f"  because it asks: {reason}"))
     choices = "[y]es / [n]o" + (" / [a]lways this session" if allow_always else "")
+    expected = "y (yes), n (no) or a (always)" if allow_always else "y (yes) or n (no)"
     while True:
         try:
             answer = input(f"  {choices}: ").strip().lower()
@@ -1255,6 +1256,7 @@ def ask_user(tool_name: str, tool_input: dict, reason: str,
             return "no", "the user said no"
         if allow_always and answer in ("a", "always"):
             return "always", "the user approved it for this session"
+        print(f"  please answer {expected}")  # then ask again
 
 
 def describe_call(tool_name: str, tool_input: dict) -> str:
