@@ -144,7 +144,12 @@ def test_no_key_plays_the_offline_demo(chapter, workspace, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "OFFLINE DEMO" in proc.stdout and "To go live" in proc.stdout
     assert "> " in proc.stdout  # tool calls are shown
-    assert demo_workspace(proc.stdout).parent == tmp_path
+    folder = demo_workspace(proc.stdout)
+    assert folder.parent == tmp_path
+    # where its scratch folder is, that it stays, and how to remove it: and it does stay
+    assert "(a scratch copy; it stays after the demo)" in proc.stdout
+    assert f"It stays when the demo ends:\nlook around, then delete it (rm -rf {folder})" \
+        in proc.stdout and folder.is_dir()
 
 
 def test_a_task_with_no_key_says_it_was_not_run(chapter, workspace, tmp_path):
