@@ -93,6 +93,9 @@ def site(tmp_path_factory) -> Path:
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
     problems = [ln for ln in log.splitlines() if re.match(r"^(WARNING|ERROR)\b", ln)]
     assert not problems, "\n".join(problems)
+    # a tidy log: no theme banner (NO_MKDOCS_2_WARNING), no exercise files listed
+    assert "end of life" not in log and "NO_MKDOCS_2_WARNING" not in log, log[:2000]
+    assert not re.search(r"^made ", log, re.MULTILINE), log[:2000]
     _BUILT.append(out / "site")
     return out / "site"
 
