@@ -952,3 +952,10 @@ def test_two_runs_of_a_demo_compare_equal():
            'batch 1 · 2 calls in parallel: 0.61 s\n  {"time": "05:19:27"}\n')
     assert transcripts.comparable(one) == transcripts.comparable(two)
     assert transcripts.comparable(one) != transcripts.comparable(one.replace("[a]", "[c]"))
+
+
+def test_the_sites_set_up_says_what_the_readme_says_about_windows():
+    """Windows is not supported; both set-up sections send its users to WSL."""
+    for path in (ROOT / "README.md", ROOT / "docs" / "index.md"):
+        set_up = path.read_text().split("## Set up", 1)[1].split("\n## ", 1)[0]
+        assert "Linux or macOS" in set_up and "use WSL" in set_up, path
