@@ -443,8 +443,9 @@ def test_whole_diffs_and_solutions_stay_out_of_search(site):
     line = max(body.split("\n"), key=len).strip()
     assert escape(line, quote=False) not in text, f"a solution line is in the search index: {line}"
     assert "def check_permission(" not in text, "a function body is in the search index"
-    # Prose only: about 200 kB for six chapters (with whole files it was 1.2 MB).
-    assert len(json.dumps(index)) < 300_000, "the search index grew past 300 kB"
+    # Prose only: about 300 kB for six chapters (with whole files it was 1.2 MB); a
+    # ratchet, raised from 300 kB when issue 29's items added 4 kB of prose and runs.
+    assert len(json.dumps(index)) < 310_000, "the search index grew past 310 kB"
 
 
 # --- new code highlighted -------------------------------------------------------------------
