@@ -212,12 +212,16 @@ def regions(text: str) -> list[tuple[str, list[str]]]:
 
 # --- the command ---------------------------------------------------------------------------
 
-def make(into: Path = EXERCISES, force: bool = False, quiet: bool = False) -> int:
-    """Write every exercise file under `into`; returns 1 if a patch does not fit."""
-    status = 0
+def make(into: Path = EXERCISES, force: bool = False, quiet: bool = False,
+         say=print) -> int:
+    """Write every exercise file under `into`; returns 1 if a patch does not fit.
+    Says each file it made and then what it did in all (`quiet`: only a new starter,
+    no sum; `say` is where the lines go: the docs build logs them out of sight)."""
+    status, made, current, kept = 0, 0, 0, 0
     for patch in patches():
         target = into / patch.relative_to(EXERCISES).with_suffix(".py")
         if target.exists() and not (force or is_solution(patch)):
+            kept += 1
             continue  # a starter may hold a learner's work
         try:
             text = build(patch)
@@ -226,11 +230,24 @@ def make(into: Path = EXERCISES, force: bool = False, quiet: bool = False) -> in
             status = 1
             continue
         if target.exists() and target.read_text(encoding="utf-8") == text:
+            current += 1
             continue
         write_atomically(target, text)
+        made += 1
         if not (quiet and is_solution(patch)):  # a new starter is news to a learner
-            print(f"made {target}")
+            say(f"made {shown(target)}")
+    if not quiet:
+        say(f"{made} made, {current} already current, {kept} starters kept as they are "
+            f"(they may hold your work; --force remakes them), in {shown(into)}")
     return status
+
+
+def shown(path: Path) -> str:
+    """A path as a learner at the repository's top types it, else in full."""
+    try:
+        return path.resolve().relative_to(Path.cwd()).as_posix() or "."
+    except ValueError:
+        return str(path)
 
 
 def write_atomically(target: Path, text: str) -> None:

@@ -89,25 +89,28 @@ def scripted_demo(chapter: str):
     extra_env = scenario.get("env", {})
     saved_env = {k: os.environ.get(k) for k in (*_ENV_KEYS, *extra_env)}
     saved_cwd = os.getcwd()
-    with ScriptedServer(scenario["turns"]) as server:
-        os.environ.update(extra_env, ANTHROPIC_BASE_URL=server.url,
-                          ANTHROPIC_API_KEY="offline-demo")
-        os.environ.pop("ANTHROPIC_AUTH_TOKEN", None)
-        os.chdir(workdir)
-        print(banner(chapter, scenario, workdir, someone_can_answer()))
-        try:
-            yield list(scenario["prompts"])
-        finally:
-            os.chdir(saved_cwd)
-            for key, value in saved_env.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-    print(RULE)
-    print(f"End of the scripted demo. The agent worked in {workdir}")
-    print("(a scratch copy of offline/sample_project: look around, then delete it).")
-    print("To go live: cp .env.example .env, set ANTHROPIC_API_KEY, run again.")
+    try:
+        with ScriptedServer(scenario["turns"]) as server:
+            os.environ.update(extra_env, ANTHROPIC_BASE_URL=server.url,
+                              ANTHROPIC_API_KEY="offline-demo")
+            os.environ.pop("ANTHROPIC_AUTH_TOKEN", None)
+            os.chdir(workdir)
+            print(banner(chapter, scenario, workdir, someone_can_answer()))
+            try:
+                yield list(scenario["prompts"])
+            finally:
+                os.chdir(saved_cwd)
+                for key, value in saved_env.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
+    finally:  # ended or interrupted, the learner learns where the copy is
+        print(RULE)
+        print(f"End of the scripted demo. The agent worked in {workdir},")
+        print("a scratch copy of offline/sample_project. It stays when the demo ends:")
+        print(f"look around, then delete it (rm -rf {workdir}).")
+        print("To go live: cp .env.example .env, set ANTHROPIC_API_KEY, run again.")
 
 
 def banner(chapter: str, scenario: dict, workdir: Path, answering: bool) -> str:
@@ -126,7 +129,7 @@ def banner(chapter: str, scenario: dict, workdir: Path, answering: bool) -> str:
         "No API key was found (or --offline was given), so a scripted model plays",
         "this chapter's scenario. It is served by a local scripted Messages API",
         "server and reached through the real anthropic SDK; the tools really run.",
-        f"Workspace: {workdir}",
+        f"Workspace: {workdir} (a scratch copy; it stays after the demo)",
         *about,
         "To go live: cp .env.example .env, set ANTHROPIC_API_KEY, run again.",
         RULE,

@@ -1197,6 +1197,7 @@ def ask_user(tool_name: str, tool_input: dict, reason: str,
     print(printable(f"\n? Allow {describe_call(tool_name, tool_input)}\n"
                     f"  because it asks: {reason}"))
     choices = "[y]es / [n]o" + (" / [a]lways this session" if allow_always else "")
+    expected = "y (yes), n (no) or a (always)" if allow_always else "y (yes) or n (no)"
     while True:
         try:
             answer = input(f"  {choices}: ").strip().lower()
@@ -1208,6 +1209,7 @@ def ask_user(tool_name: str, tool_input: dict, reason: str,
             return "no", "the user said no"
         if allow_always and answer in ("a", "always"):
             return "always", "the user approved it for this session"
+        print(f"  please answer {expected}")  # then ask again
 
 
 def describe_call(tool_name: str, tool_input: dict) -> str:
@@ -2019,10 +2021,26 @@ def final_text(response, action: str) -> str:
 WINDOW = {"size": 200_000, "warned": False}
 
 
+def window_tokens(usage) -> int | None:
+    """What the next request will carry, as the API counted this reply: the input,
+    cache and output tokens of its last sampling. subtle: a reply that ran server
+    tools (web search) sampled several times and sums them all; `usage.iterations`
+    lists each sampling, and without that list the sum is no window (None)."""
+    steps = getattr(usage, "iterations", None)
+    ran = getattr(usage, "server_tool_use", None)
+    if not steps and ran and any(isinstance(n, int) and n for n in vars(ran).values()):
+        return None
+    last = steps[-1] if steps else usage
+    last = last if isinstance(last, dict) else vars(last)
+    kinds = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+             "output_tokens")
+    return sum(last.get(k) or 0 for k in kinds)
+
+
 def count_tokens(usage) -> None:
-    """Warn once when a reply's tokens, as the API counted them, near the window."""
-    used = sum(v for k, v in vars(usage).items() if k.endswith("_tokens") and v)
-    if used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
+    """Warn once when the window, as the API counted this reply, nears its size."""
+    used = window_tokens(usage)
+    if used and used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
         WINDOW["warned"] = True
         print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
               "is full the oldest exchanges are dropped, or type /clear]",
@@ -2161,6 +2179,8 @@ def explain(e: Exception) -> str:
         return f"{type(e).__name__}: {e}"
     body = e.body if isinstance(e.body, dict) else {}
     error = body.get("error") if isinstance(body.get("error"), dict) else {}
+    if e.status_code == 404:
+        return not_found(e, error)
     kind = error.get("type") or f"HTTP {e.status_code}"
     what, todo = API_ERRORS.get(kind, (f"the API answered {e.status_code}",
                                        "Try again."))
@@ -2169,6 +2189,21 @@ def explain(e: Exception) -> str:
     # subtle: an error event in a stream comes after the 200 that opened it
     when = "mid-stream" if e.status_code == 200 else str(e.status_code)
     return f"{what} ({kind}, {when}): {said or 'no details'}. {todo}"
+
+
+def not_found(e, error: dict) -> str:
+    """A 404 names what to fix: the model asked for (the API's not_found_error), or
+    the base URL (anything else: a web page, a server that is no Messages API)."""
+    if error.get("type") == "not_found_error":
+        asked = re.search(rb'"model":\s*"([^"]*)"', e.request.content or b"")
+        model = asked.group(1).decode() if asked else "?"
+        return (f"the API has no model {model!r} (not_found_error, 404): "
+                f"{error.get('message') or 'no details'}. Set MODEL_ID to a model "
+                "your key may use.")
+    where = os.environ.get("ANTHROPIC_BASE_URL") or "unset"
+    return (f"{e.request.url} answered 404 with no API error: ANTHROPIC_BASE_URL is "
+            f"{where}; set it to the root of an Anthropic-compatible API (such as "
+            "https://api.anthropic.com, without /v1), or unset it.")
 
 
 # === s01 · the command line: a REPL, one task, or the offline demo ===

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, chapter_params, clean_env, load_chapter, run_cli, run_main
-from offline.server import ScriptedServer, error, reply, tool_use
+from offline.server import ScriptedServer, error, recorded, reply, tool_use
 
 
 @pytest.fixture(params=chapter_params("s01"))
@@ -89,6 +89,22 @@ def test_bad_model_name_is_one_clear_line(chapter, workspace):
         proc = run_main(chapter, "hi", cwd=workspace, **live(server, MODEL_ID="claude-typo"))
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr and "MODEL_ID" in proc.stderr
+    assert "'claude-typo'" in proc.stderr  # the model it asked for
+
+
+def test_a_base_url_that_is_no_api_is_one_line_naming_it(workspace):
+    """A server that answers 404 with a web page, run as a learner runs it: one line,
+    naming ANTHROPIC_BASE_URL and what it is set to, nothing else on the screen."""
+    page = recorded({"status": 404, "headers": {"content-type": "text/html"},
+                     "body": b"<!DOCTYPE html><html><title>Not Found</title></html>"})
+    with ScriptedServer([page]) as server:
+        url = server.url
+        proc = run_cli(FIRST, "hi", cwd=workspace, **live(server))
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    [line] = proc.stderr.splitlines()
+    assert f"ANTHROPIC_BASE_URL is {url}" in line, line
+    assert "Anthropic-compatible API" in line and "<html" not in line.lower(), line
 
 
 def test_unreachable_api_is_one_clear_line(chapter, workspace, monkeypatch):
@@ -128,7 +144,12 @@ def test_no_key_plays_the_offline_demo(chapter, workspace, tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "OFFLINE DEMO" in proc.stdout and "To go live" in proc.stdout
     assert "> " in proc.stdout  # tool calls are shown
-    assert demo_workspace(proc.stdout).parent == tmp_path
+    folder = demo_workspace(proc.stdout)
+    assert folder.parent == tmp_path
+    # where its scratch folder is, that it stays, and how to remove it: and it does stay
+    assert "(a scratch copy; it stays after the demo)" in proc.stdout
+    assert f"It stays when the demo ends:\nlook around, then delete it (rm -rf {folder})" \
+        in proc.stdout and folder.is_dir()
 
 
 def test_a_task_with_no_key_says_it_was_not_run(chapter, workspace, tmp_path):

@@ -93,6 +93,9 @@ def site(tmp_path_factory) -> Path:
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
     problems = [ln for ln in log.splitlines() if re.match(r"^(WARNING|ERROR)\b", ln)]
     assert not problems, "\n".join(problems)
+    # a tidy log: no theme banner (NO_MKDOCS_2_WARNING), no exercise files listed
+    assert "end of life" not in log and "NO_MKDOCS_2_WARNING" not in log, log[:2000]
+    assert not re.search(r"^made ", log, re.MULTILINE), log[:2000]
     _BUILT.append(out / "site")
     return out / "site"
 
@@ -949,3 +952,10 @@ def test_two_runs_of_a_demo_compare_equal():
            'batch 1 · 2 calls in parallel: 0.61 s\n  {"time": "05:19:27"}\n')
     assert transcripts.comparable(one) == transcripts.comparable(two)
     assert transcripts.comparable(one) != transcripts.comparable(one.replace("[a]", "[c]"))
+
+
+def test_the_sites_set_up_says_what_the_readme_says_about_windows():
+    """Windows is not supported; both set-up sections send its users to WSL."""
+    for path in (ROOT / "README.md", ROOT / "docs" / "index.md"):
+        set_up = path.read_text().split("## Set up", 1)[1].split("\n## ", 1)[0]
+        assert "Linux or macOS" in set_up and "use WSL" in set_up, path

@@ -257,6 +257,24 @@ def test_make_keeps_a_learners_starter(tmp_path):
         ROOT / "exercises" / "solutions" / "s01" / "ex1.patch")
 
 
+def test_make_says_what_it_made_and_where(tmp_path, capsys):
+    """`python exercises/make.py` names each file it writes, then sums up; run again,
+    it says that all is current and which starters it kept."""
+    from exercises.make import main
+    folder = tmp_path / "exercises"
+    assert main(["--into", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    made = sorted(folder.rglob("*.py"))
+    assert sorted(ln.removeprefix("made ") for ln in lines[:-1]) == sorted(map(str, made))
+    assert lines[-1].startswith(f"{len(made)} made, 0 already current, 0 starters kept")
+    assert lines[-1].endswith(f"in {folder}")
+    assert main(["--into", str(folder)]) == 0
+    [line] = capsys.readouterr().out.splitlines()
+    starters = [p for p in made if "solutions" not in p.parts]
+    assert line.startswith(f"0 made, {len(made) - len(starters)} already current, "
+                           f"{len(starters)} starters kept")
+
+
 @pytest.mark.parametrize("patch", [pytest.param(p, id=p.relative_to(ROOT).as_posix())
                                    for p in patches()[:1] + patches()[-1:]])
 def test_a_copy_reads_the_courses_root_env(patch):

@@ -135,3 +135,51 @@ def check_error(chapter, answer, server, workspace):
     assert proc.returncode == 1
     [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     assert kind in line and "Traceback" not in proc.stderr
+
+
+
+def replayed_usage(chapter, client, server, name):
+    """The usage of a recorded answer as the chapter's SDK call parses it."""
+    server.add(recorded(answers(HERE / name)[0]))
+    ask = {"model": "claude-sonnet-4-5", "max_tokens": 100,
+           "messages": [{"role": "user", "content": "go"}]}
+    if chapter == CHAPTERS[-1]:  # s06 streams
+        with client.messages.stream(**ask) as stream:
+            return stream.get_final_message().usage
+    return client.messages.create(**ask).usage
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_window_is_what_the_next_request_carries(chapter, server, capsys):
+    """Real replies whose server tools sampled several times: the window is the last
+    sampling (usage.iterations), never the sum of them all, which told a paused web
+    search "context window: 402,260 of 200,000 tokens used"."""
+    mod = load_chapter(chapter)
+    client = anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
+    paused = ("pydantic-ai__test_pause_turn_web_search_streaming_vcr.yaml"
+              if chapter == CHAPTERS[-1]
+              else "pydantic-ai__test_pause_turn_web_search_vcr.yaml")
+    usage = replayed_usage(chapter, client, server, paused)
+    assert usage.input_tokens > 400_000  # ten searches' samplings, summed, no list
+    assert mod.window_tokens(usage) is None
+    # the advisor reply lists its samplings: the last one is what goes on
+    advisor = message(answers(HERE / "pydantic-ai__test_anthropic_advisor_tool.yaml")[0])
+    usage = anthropic.types.Usage.model_validate(advisor["usage"])
+    last = advisor["usage"]["iterations"][-1]
+    window = sum(last[k] for k in ("input_tokens", "output_tokens",
+                                   "cache_read_input_tokens", "cache_creation_input_tokens"))
+    assert window == 1262 + 11 < usage.input_tokens + usage.output_tokens
+    assert mod.window_tokens(usage) == window
+    mod.WINDOW.update(size=window + 100, warned=False)  # 80 % of it is below `window`
+    try:
+        mod.count_tokens(usage)
+    finally:
+        mod.WINDOW.update(size=200_000, warned=False)
+    assert capsys.readouterr().err == (
+        f"[context window: {window:,} of {window + 100:,} tokens used; when it is full "
+        "the oldest exchanges are dropped, or type /clear]\n")
+    # the paused reply, through the loop: no warning, the turn goes on
+    server.add(recorded(answers(HERE / paused)[0]), reply("Done."))
+    assert mod.agent_loop([{"role": "user", "content": "go"}], client) == "Done."
+    assert "[context window:" not in capsys.readouterr().err
+    assert not server.rejected, server.rejected

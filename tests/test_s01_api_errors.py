@@ -15,7 +15,16 @@ import time
 import pytest
 
 from conftest import chapter_params, load_chapter, run_main
-from offline.server import error, overloaded, rate_limited, refusal, reply, server_error, tool_use
+from offline.server import (
+    error,
+    overloaded,
+    rate_limited,
+    recorded,
+    refusal,
+    reply,
+    server_error,
+    tool_use,
+)
 
 
 @pytest.fixture(params=chapter_params("s01"))
@@ -97,7 +106,12 @@ ERRORS = {
     "key refused": (error(401, "authentication_error", "invalid x-api-key"),
                     ["key was rejected", "ANTHROPIC_API_KEY"]),
     "no such model": (error(404, "not_found_error", "model: claude-typo"),
-                      ["not found", "model: claude-typo", "MODEL_ID"]),
+                      ["has no model 'claude-typo'", "model: claude-typo", "MODEL_ID"]),
+    "a web page at the base URL": (
+        recorded({"status": 404, "headers": {"content-type": "text/html"},
+                  "body": b"<html><body><h1>404 Not Found</h1></body></html>"}),
+        ["answered 404 with no API error", "ANTHROPIC_BASE_URL is http://127.0.0.1:",
+         "Anthropic-compatible API"]),
 }
 
 
@@ -107,9 +121,10 @@ def test_each_error_is_one_readable_line_and_the_repl_goes_on(chapter, server, w
     """The line names what happened, with the API's own message, and what to do; it is
     never a raw Python dict; the REPL asks for the next prompt and answers it."""
     turn, words = ERRORS[name]
-    tries = retries(chapter) + 1 if turn["status"] in (429, 529) else 1
+    tries = retries(chapter) + 1 if turn.get("status") in (429, 529) else 1
     server.add(*repeated(turn, tries), reply("Back again."))
-    proc = run_main(chapter, cwd=workspace, input="one\ntwo\n", **live(server))
+    proc = run_main(chapter, cwd=workspace, input="one\ntwo\n",
+                    **live(server, MODEL_ID="claude-typo"))
     assert proc.returncode == 0, proc.stderr
     [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
     for word in words:
@@ -118,13 +133,15 @@ def test_each_error_is_one_readable_line_and_the_repl_goes_on(chapter, server, w
     assert ".." not in line, line  # the API's sentence, then ours: one full stop each
     assert "Back again." in proc.stdout
     assert user_words(server.requests[-1]) == ["two"]
+    if "404" in line:  # advice that names what to fix, not "try again"
+        assert "Try again" not in line and "<html>" not in line, line
 
 
 def test_a_one_shot_task_still_exits_non_zero(chapter, server, workspace):
     server.add(*repeated(overloaded(retry_after=0.01), retries(chapter) + 1))
     proc = run_main(chapter, "do it", cwd=workspace, **live(server))
     assert proc.returncode == 1
-    assert re.search(r"^error: the API is overloaded", proc.stderr, re.M)
+    assert re.search(r"^error: the API is overloaded", proc.stderr, re.MULTILINE)
     assert "{'" not in proc.stderr
 
 

@@ -132,6 +132,22 @@ def test_always_is_not_offered_for_dangerous_calls(mod, workspace, monkeypatch):
     assert "[a]lways" not in user.prompts[0] and len(user.prompts) == 2
 
 
+def test_an_answer_that_is_no_choice_says_what_is_expected(mod, workspace, monkeypatch,
+                                                            capsys):
+    """A sentence at the prompt: one line says what the prompt expects, and it asks
+    again (without `a` where always is not offered); nothing runs until an answer."""
+    user = User(monkeypatch, mod, "sure, go ahead", "y")
+    output, is_error = call_tool(mod, "run_shell", command="touch made")
+    assert not is_error and (workspace / "made").exists()
+    assert len(user.prompts) == 2
+    assert "  please answer y (yes), n (no) or a (always)\n" in capsys.readouterr().out
+    user = User(monkeypatch, mod, "a", "n")
+    settings(workspace, defaultMode="bypassPermissions")
+    output, is_error = call_tool(mod, "run_shell", command="git push --force")
+    assert is_error and len(user.prompts) == 2
+    assert "  please answer y (yes) or n (no)\n" in capsys.readouterr().out
+
+
 def test_approved_outside_read_really_happens(mod, workspace, monkeypatch):
     """Outside the workspace is a question now, not a hard error; yes means it is read."""
     secret = workspace.parent / "outside.txt"

@@ -15,6 +15,7 @@ Chromium and Playwright, like tests/test_docs_browser.py.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -35,7 +36,8 @@ PARTS = [("diagram", "div.mermaid"), ("highlighted", ".highlight .hll"),
 def build(into: Path) -> Path:
     site = into / "site"
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
-                    "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)], check=True)
+                    "-f", str(ROOT / "mkdocs.yml"), "-d", str(site)], check=True,
+                   env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})  # no theme banner
     return site
 
 
