@@ -140,7 +140,7 @@ LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 410, "s05": 400, "s06": 40
 # s06 in all: issue 21 asked 2,500; issue 28 (the sandbox's walk and placeholders,
 # run_shell's output bound, escaped terminal output, regular files only, no link
 # followed when a result is saved) took it past; DESIGN.md allows 2,900. A ratchet.
-S06_LINES_AT_MOST = 2750  # What a first reading skips
+S06_LINES_AT_MOST = 2700  # What a first reading skips
 # lives beside code.py with its own reading map: the classifier (bash_safety.py), the
 # sandbox's mechanics and settings (sandbox.py), the rules' syntax (rules.py).
 BASH_SAFETY_LINES = 1054   # bash_safety.py at most: 963, its size when it left code.py
