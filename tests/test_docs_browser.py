@@ -31,7 +31,8 @@ try:
     MISSING = None if tools.chromium_path() else (
         "no Chromium: `apt-get install chromium` (Debian, Ubuntu) to run the browser checks")
 except ImportError:
-    MISSING = "no Playwright: `pip install -r requirements.txt` to run the browser checks"
+    MISSING = ("no Playwright: `pip install -r requirements-browser.txt` (and Chromium) "
+               "to run the browser checks")
 
 PAGES = ["", *(f"{c}/" for c in CHAPTERS), "exercises/", "benchmarks/", "CONTRIBUTING/",
          "tests/fidelity/",
