@@ -4,7 +4,9 @@ The site built by tests/test_docs.py is served on localhost and opened in headle
 Chromium (Debian's `chromium`, driven by Playwright; see docs/_tools/browser.py),
 with every request to another host blocked. On every page: the diagrams are drawn
 as SVG and fit a screen, no code block scrolls sideways, and nothing was fetched from
-elsewhere; on the home page, search answers and the dark-mode toggle switches.
+elsewhere; on a 390 px phone nothing makes a page wider than the screen or runs off
+its edge except inside a box that scrolls; on the home page, search answers and the
+dark-mode toggle switches.
 
 Without Chromium (or Playwright) these tests are skipped and say how to get them;
 CI installs Chromium (.ci/run), and under CI (the CI variable set) a missing one
@@ -95,6 +97,8 @@ def check_page(page, path: str, size) -> list[str]:
     problems += [f"{path} at {size[0]}px: code {p}" for p in tools.code_layout(page)]
     problems += [f"{path} at {size[0]}px: a table {t['width']:.0f}px wide: {t['head']!r}"
                  for t in tools.wide_tables(page)]
+    if size == PHONE:  # nothing widens the page or runs off it, unless it scrolls
+        problems += [f"{path} at {size[0]}px: {p}" for p in tools.off_screen(page)]
     if size == LAPTOP and page.query_selector(".highlight pre > code"):
         room = page.evaluate(f"""() => {{
             const code = document.querySelector('.highlight pre > code');
@@ -118,7 +122,10 @@ def test_every_page_works_offline(chromium):
     one can read (at least 12 px at 1280 px), opens one at full size on a click, and
     fetches nothing from another host; code wraps at spaces, hanging past its own
     indentation; no table is wider than the column; at 1280 px no code block scrolls
-    sideways and a line of 88 characters fits a code box unwrapped."""
+    sideways and a line of 88 characters fits a code box unwrapped; at 390 px the
+    page is no wider than the screen, nothing runs off its edge except inside a box
+    that scrolls sideways, code lines wrap to their box, and a diagram too wide to
+    read scaled down scrolls in its box with a hint saying so."""
     problems = []
     for path in PAGES:
         page = open_page(chromium, path, LAPTOP)

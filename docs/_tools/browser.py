@@ -186,3 +186,62 @@ def overflowing_code(page) -> list[dict]:
         .map(c => ({title: (c.closest('.highlight')?.querySelector('.filename')
                             ?.textContent || c.textContent.slice(0, 60)),
                     scroll: c.scrollWidth, box: c.clientWidth}))""")
+
+
+# Whether a scroll container, or an element inside one, counts as "scrolls inside
+# itself": the nearest ancestor (through shadow roots, to their hosts) whose
+# overflow-x lets a reader scroll it.
+_SCROLLER = """el => {
+    for (let a = el.parentElement || el.getRootNode().host; a;
+         a = a.parentElement || (a.getRootNode() !== document && a.getRootNode().host)) {
+        if (['auto', 'scroll'].includes(getComputedStyle(a).overflowX)) return a;
+    }
+    return null; }"""
+
+
+def off_screen(page) -> list[str]:
+    """What makes the page wider than the window, or runs off its right edge: the
+    document wider than the viewport; any element (diagrams' drawings included, in
+    their shadow roots) whose right edge is past the viewport and that is not inside
+    an element that scrolls sideways (overflow-x auto or scroll); a diagram wider
+    than its box whose box does not scroll or shows no hint that it does; a code
+    line laid out wider than its code box (lines wrap to the box: only a token
+    longer than the box may make it scroll)."""
+    return page.evaluate(f"""() => {{
+        const out = [], vw = window.innerWidth, scroller = {_SCROLLER};
+        const name = e => e.tagName.toLowerCase() + (e.id ? '#' + e.id : '') +
+            (typeof e.className === 'string' && e.className
+             ? '.' + e.className.trim().split(/\\s+/).join('.') : '');
+        if (document.documentElement.scrollWidth > vw)
+            out.push(`the document is ${{document.documentElement.scrollWidth}}px wide`);
+        const all = [...document.querySelectorAll('body *')];
+        document.querySelectorAll('div.mermaid').forEach(d => {{
+            if (d.shadowRoot) all.push(...d.shadowRoot.querySelectorAll('svg'));
+        }});
+        for (const e of all) {{
+            const r = e.getBoundingClientRect();
+            if (r.width === 0 || r.right <= vw + 1 || scroller(e)) continue;
+            out.push(`${{name(e)}} reaches ${{Math.round(r.right)}}px, not scrollable`);
+        }}
+        document.querySelectorAll('div.mermaid').forEach((d, i) => {{
+            const svg = d.shadowRoot && d.shadowRoot.querySelector('svg');
+            if (!svg) return;
+            const wide = svg.getBoundingClientRect().right > d.getBoundingClientRect().right + 1;
+            const s = getComputedStyle(d).overflowX;
+            const hint = d.nextElementSibling;
+            if (wide && !['auto', 'scroll'].includes(s))
+                out.push(`diagram ${{i + 1}} is wider than its box, which does not scroll`);
+            else if (wide && !(hint && hint.matches('.diagram-hint') &&
+                               hint.getBoundingClientRect().height > 0))
+                out.push(`diagram ${{i + 1}} scrolls sideways with no hint that it does`);
+        }});
+        document.querySelectorAll('.md-typeset pre > code').forEach(code => {{
+            if (code.offsetParent === null) return;
+            const box = code.clientWidth;
+            const line = [...code.querySelectorAll(":scope > span[id^='__span']")]
+                .find(l => l.getBoundingClientRect().width > box + 1);
+            if (line)
+                out.push(`a code line is ${{Math.round(line.getBoundingClientRect().width)}}px` +
+                         ` in a ${{box}}px box: ${{JSON.stringify(line.textContent.slice(0, 40))}}`);
+        }});
+        return out; }}""")

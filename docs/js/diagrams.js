@@ -6,7 +6,7 @@
 // at its natural size or larger, over the page; a click or Escape closes it.
 // On a phone the column is narrower than most drawings: a drawing is shrunk to at
 // most MIN_SCALE of its natural size (labels of about 10 px) and its box scrolls
-// sideways beyond that.
+// sideways beyond that, with a shade at its edge and a line under it that say so.
 // tests/test_docs_browser.py checks the label size at 1280 and 390 px, and the zoom.
 (function () {
   "use strict";
@@ -34,11 +34,23 @@
     svg.style.width = "";
     svg.style.maxWidth = natural + "px";
     host.style.overflowX = "";
-    if (natural && host.clientWidth < natural * MIN_SCALE) {
+    var scrolls = natural && host.clientWidth < natural * MIN_SCALE;
+    if (scrolls) {
       svg.style.maxWidth = "none";
       svg.style.width = Math.round(natural * MIN_SCALE) + "px";
       host.style.overflowX = "auto";
     }
+    // A box that scrolls says so: a shade at its edge (css/extra.css) and a line under it.
+    host.toggleAttribute("data-scrolls", !!scrolls);
+    var hint = host.nextElementSibling;
+    if (!(hint && hint.classList.contains("diagram-hint"))) {
+      if (!scrolls) return;
+      hint = document.createElement("p");
+      hint.className = "diagram-hint";
+      hint.textContent = "\u2194 Wider than the screen: scroll it sideways, or tap it to see it whole.";
+      host.after(hint);
+    }
+    hint.hidden = !scrolls;
   }
 
   function close() {
