@@ -30,11 +30,11 @@ import tempfile
 import threading
 
 
+# === s05 · mcp: one thread, one event loop ===
 class McpError(Exception):
     """A server could not be started; the message says why, in one line."""
 
 
-# === s05 · mcp: one thread, one event loop ===
 class McpServers:
     """The MCP servers one agent started, all on one event loop in one thread. Built
     with nothing running: the thread starts with the first server."""
