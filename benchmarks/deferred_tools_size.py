@@ -67,11 +67,13 @@ def stockroom_connected(mod):
             os.chdir(before)
 
 
-def count_tokens(tools: list[dict], model: str) -> int | None:
-    """Input tokens of a one-word request with these tools, by the API (network)."""
+def count_tokens(tools: list[dict], model: str, system: str = "") -> int | None:
+    """Input tokens of a one-word request with these tools (and, with deferral, the
+    MCP tools' names as a system prompt), by the API (network)."""
     from anthropic import Anthropic
     result = Anthropic().messages.count_tokens(
-        model=model, messages=[{"role": "user", "content": "hi"}], tools=tools)
+        model=model, messages=[{"role": "user", "content": "hi"}], tools=tools,
+        **({"system": system} if system else {}))
     return result.input_tokens
 
 
@@ -95,29 +97,37 @@ def report(mod, args) -> int:
     full = without_markers(mod.TOOLS)
     deferred = without_markers(mod.tools_for_request())
     names = [t["name"] for t in full if t["name"].startswith("mcp__")]
-    if names:  # with deferral, the MCP tools cost their names in the system prompt
-        deferred.append({"mcp tool names in the system prompt": ", ".join(names)})
-    rows = [("without deferral", full), ("with deferral", deferred)]
-    print(f"{args.chapter}: the first request's tool definitions")
+    # with deferral, the MCP tools cost their names in the system prompt: counted in
+    # the bytes, not as a tool
+    listed = ", ".join(names)
+    rows = [("without deferral", full, 0),
+            ("with deferral", deferred, len(listed.encode()) if names else 0)]
+    print(f"{args.chapter}: the first request's tool definitions"
+          + (" (with deferral: plus the MCP tools' names in the system prompt)"
+             if names else ""))
     print(f"{'':18} {'tools':>5} {'bytes':>7} {'~tokens':>8}")
-    for label, tools in rows:
-        print(f"{label:18} {len(tools):>5} {size(tools):>7,} {size(tools) // 4:>8,}")
-    saved = size(full) - size(deferred)
-    print(f"saved: {saved:,} bytes per request ({saved / size(full):.0%}); "
-          f"without / with = {size(full) / size(deferred):.2f}")
+    for label, tools, extra in rows:
+        total = size(tools) + extra
+        print(f"{label:18} {len(tools):>5} {total:>7,} {total // 4:>8,}")
+    before, after = size(full), size(deferred) + rows[1][2]
+    saved = before - after
+    print(f"saved: {saved:,} bytes per request ({saved / before:.0%}); "
+          f"without / with = {before / after:.2f}")
     print("~tokens: an estimate at 4 bytes per token, not a tokenizer's count")
     print("\nwhat loading one deferred tool adds to each later request:")
     by_name = {tool["name"]: tool for tool in full}
-    for name in mod.deferred_names() if hasattr(mod, "deferred_names") \
-            else mod.DEFERRED_TOOLS:
-        print(f"  {name:18} {size([by_name[name]]) - 2:>5,} bytes")
+    later = mod.deferred_names() if hasattr(mod, "deferred_names") else mod.DEFERRED_TOOLS
+    width = max(map(len, later), default=0)
+    for name in later:
+        print(f"  {name:{width}} {size([by_name[name]]) - 2:>5,} bytes")
 
     if args.count_tokens:
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             print("\n--count-tokens: no ANTHROPIC_API_KEY; the count needs the API.")
             return 1
         model = os.environ.get("MODEL_ID") or mod.DEFAULT_MODEL
-        with_all, with_deferral = count_tokens(full, model), count_tokens(deferred, model)
+        with_all = count_tokens(full, model)
+        with_deferral = count_tokens(deferred, model, listed)
         print(f"\ninput tokens by the API ({model}), one-word request: without deferral "
               f"{with_all:,}, with deferral {with_deferral:,}, ratio "
               f"{with_all / with_deferral:.2f}")
