@@ -1136,7 +1136,8 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
         return "allow", "read-only tool", "mode"
     if mode == "acceptEdits" and tool in EDIT_TOOLS:
         return "allow", "acceptEdits mode: a file edit inside the workspace", "mode"
-    return "ask", f"{mode} mode: {tool} changes files", "mode"
+    return "ask", f"{mode} mode: {tool} " + ("changes files" if not tool.startswith(
+        "mcp__") else "is not marked read-only (readOnlyHint)"), "mode"  # s05: MCP
 
 
 def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:

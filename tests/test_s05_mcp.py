@@ -150,6 +150,7 @@ def test_a_tool_without_read_only_hint_asks_and_runs_with_an_allow_rule(
     call_tool(mod, "tool_search", query=f"select:{ORDER},{FIND}")
     output, is_error = call_tool(mod, ORDER, item_name="bolts", quantity=10)
     assert is_error and "no one can answer" in output
+    assert "is not marked read-only (readOnlyHint)" in output
     assert not call_tool(mod, FIND, item_name="bolts")[1]
     (workspace / ".claude" / "settings.json").write_text(json.dumps(
         APPROVED | {"permissions": {"allow": [ORDER]}}))
