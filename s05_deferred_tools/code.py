@@ -34,8 +34,9 @@ Reading map (search for "s05 ·" to find what is new):
     `execute_tool` refuses a deferred tool that is not loaded yet; `new_session`
     adds the loaded tools and the mode plan mode returns to; `show_result` shows a
     loaded tool in brief; `parse_args` names this chapter; (MCP) `rule_applies`
-    lets a rule name a whole server, `agent_programs` adds the servers'
-    programs, `main` and `run_offline_demo` start the servers and stop them.
+    lets a rule name a whole server, `decide` takes why a tool asks from its
+    metadata (an MCP tool: not marked read-only), `agent_programs` adds the
+    servers' programs, `main` and `run_offline_demo` start and stop the servers.
   Unchanged: the file tools, permissions (s03) and hooks (s04).
   Left for later: concurrency and subagents (s06).
 
@@ -1136,8 +1137,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
         return "allow", "read-only tool", "mode"
     if mode == "acceptEdits" and tool in EDIT_TOOLS:
         return "allow", "acceptEdits mode: a file edit inside the workspace", "mode"
-    return "ask", f"{mode} mode: {tool} " + ("changes files" if not tool.startswith(
-        "mcp__") else "is not marked read-only (readOnlyHint)"), "mode"  # s05: MCP
+    return "ask", f"{mode} mode: {tool} {meta.get('asks', 'changes files')}", "mode"
 
 
 def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:
@@ -1656,7 +1656,8 @@ def mcp_tool(server: str, tool) -> tuple[dict, object, dict]:
     schema = {"name": name, "description": tool.description or tool.title or name,
               "input_schema": tool.input_schema}
     return schema, proxy, {"names": (), "is_read_only": lambda i: read_only,
-                           "is_destructive": lambda i: None}
+                           "is_destructive": lambda i: None,  # why it asks (decide):
+                           "asks": "is not marked read-only (readOnlyHint)"}
 
 
 def disconnect_mcp_servers() -> None:

@@ -1144,8 +1144,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
         return "allow", "read-only tool", "mode"
     if mode == "acceptEdits" and tool in EDIT_TOOLS:
         return "allow", "acceptEdits mode: a file edit inside the workspace", "mode"
-    return "ask", f"{mode} mode: {tool} " + ("changes files" if not tool.startswith(
-        "mcp__") else "is not marked read-only (readOnlyHint)"), "mode"  # s05: MCP
+    return "ask", f"{mode} mode: {tool} {meta.get('asks', 'changes files')}", "mode"
 
 
 def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:
@@ -1701,7 +1700,8 @@ def mcp_tool(server: str, tool) -> tuple[dict, object, dict]:
     schema = {"name": name, "description": tool.description or tool.title or name,
               "input_schema": tool.input_schema}
     return schema, proxy, {"names": (), "is_read_only": lambda i: read_only,
-                           "is_destructive": lambda i: None}
+                           "is_destructive": lambda i: None,  # why it asks (decide):
+                           "asks": "is not marked read-only (readOnlyHint)"}
 
 
 def disconnect_mcp_servers() -> None:
