@@ -9,6 +9,10 @@ What it measures
                          the tools that are not deferred, their names and tool_search's
                          description naming the deferred ones
     and, for each deferred tool, what loading it adds to every later request.
+    With `--mcp` (the default from s05 on), the course's MCP server
+    (offline/mcp_server.py, 24 tools) is connected first, as `.mcp.json` would: its
+    tools count in full without deferral; with deferral, only their names, which
+    the system prompt lists, are counted (added to the tools' bytes).
 
 Tokens
     The exact count needs Anthropic's tokenizer, which is only reachable through the
@@ -24,10 +28,12 @@ Usage
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,11 +49,31 @@ def without_markers(tools: list[dict]) -> list[dict]:
     return [{k: v for k, v in tool.items() if k != "cache_control"} for tool in tools]
 
 
-def count_tokens(tools: list[dict], model: str) -> int | None:
-    """Input tokens of a one-word request with these tools, by the API (network)."""
+@contextlib.contextmanager
+def stockroom_connected(mod):
+    """The chapter with offline/mcp_server.py connected, in a scratch workspace."""
+    before = Path.cwd()
+    with tempfile.TemporaryDirectory() as workspace:
+        os.chdir(workspace)
+        server = {"command": sys.executable, "args": [str(ROOT / "offline/mcp_server.py")]}
+        Path(".mcp.json").write_text(json.dumps({"mcpServers": {"stockroom": server}}))
+        Path(".claude").mkdir()
+        Path(".claude/settings.json").write_text('{"enableAllProjectMcpServers": true}')
+        try:
+            mod.connect_mcp_servers()
+            yield
+        finally:
+            mod.disconnect_mcp_servers()
+            os.chdir(before)
+
+
+def count_tokens(tools: list[dict], model: str, system: str = "") -> int | None:
+    """Input tokens of a one-word request with these tools (and, with deferral, the
+    MCP tools' names as a system prompt), by the API (network)."""
     from anthropic import Anthropic
     result = Anthropic().messages.count_tokens(
-        model=model, messages=[{"role": "user", "content": "hi"}], tools=tools)
+        model=model, messages=[{"role": "user", "content": "hi"}], tools=tools,
+        **({"system": system} if system else {}))
     return result.input_tokens
 
 
@@ -56,33 +82,52 @@ def main(argv=None) -> int:
     p.add_argument("--chapter", default="s05_deferred_tools")
     p.add_argument("--count-tokens", action="store_true",
                    help="ask the API (needs ANTHROPIC_API_KEY and the network)")
+    p.add_argument("--no-mcp", action="store_true",
+                   help="leave out the MCP server (s05 on: it is connected by default)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     mod = importlib.import_module(f"{args.chapter}.code")
     mod.reset_session()
+    mcp = hasattr(mod, "connect_mcp_servers") and not args.no_mcp
+    with stockroom_connected(mod) if mcp else contextlib.nullcontext():
+        return report(mod, args)
 
+
+def report(mod, args) -> int:
     full = without_markers(mod.TOOLS)
     deferred = without_markers(mod.tools_for_request())
-    rows = [("without deferral", full), ("with deferral", deferred)]
-    print(f"{args.chapter}: the first request's tool definitions")
+    names = [t["name"] for t in full if t["name"].startswith("mcp__")]
+    # with deferral, the MCP tools cost their names in the system prompt: counted in
+    # the bytes, not as a tool
+    listed = ", ".join(names)
+    rows = [("without deferral", full, 0),
+            ("with deferral", deferred, len(listed.encode()) if names else 0)]
+    print(f"{args.chapter}: the first request's tool definitions"
+          + (" (with deferral: plus the MCP tools' names in the system prompt)"
+             if names else ""))
     print(f"{'':18} {'tools':>5} {'bytes':>7} {'~tokens':>8}")
-    for label, tools in rows:
-        print(f"{label:18} {len(tools):>5} {size(tools):>7,} {size(tools) // 4:>8,}")
-    saved = size(full) - size(deferred)
-    print(f"saved: {saved:,} bytes per request ({saved / size(full):.0%}); "
-          f"without / with = {size(full) / size(deferred):.2f}")
+    for label, tools, extra in rows:
+        total = size(tools) + extra
+        print(f"{label:18} {len(tools):>5} {total:>7,} {total // 4:>8,}")
+    before, after = size(full), size(deferred) + rows[1][2]
+    saved = before - after
+    print(f"saved: {saved:,} bytes per request ({saved / before:.0%}); "
+          f"without / with = {before / after:.2f}")
     print("~tokens: an estimate at 4 bytes per token, not a tokenizer's count")
     print("\nwhat loading one deferred tool adds to each later request:")
     by_name = {tool["name"]: tool for tool in full}
-    for name in mod.DEFERRED_TOOLS:
-        print(f"  {name:18} {size([by_name[name]]) - 2:>5,} bytes")
+    later = mod.deferred_names() if hasattr(mod, "deferred_names") else mod.DEFERRED_TOOLS
+    width = max(map(len, later), default=0)
+    for name in later:
+        print(f"  {name:{width}} {size([by_name[name]]) - 2:>5,} bytes")
 
     if args.count_tokens:
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             print("\n--count-tokens: no ANTHROPIC_API_KEY; the count needs the API.")
             return 1
         model = os.environ.get("MODEL_ID") or mod.DEFAULT_MODEL
-        with_all, with_deferral = count_tokens(full, model), count_tokens(deferred, model)
+        with_all = count_tokens(full, model)
+        with_deferral = count_tokens(deferred, model, listed)
         print(f"\ninput tokens by the API ({model}), one-word request: without deferral "
               f"{with_all:,}, with deferral {with_deferral:,}, ratio "
               f"{with_all / with_deferral:.2f}")

@@ -1,9 +1,17 @@
-"""s05's offline demo: a skill loaded on demand, then plan mode through deferred tools.
+"""s05's offline demo: a skill loaded on demand, an MCP server's tools found with
+tool_search, then plan mode through deferred tools.
 
 The setup adds to the scratch copy what this chapter reads: two skills (one of them
-broken, to show that it is reported while the other still loads), a CHANGELOG.md, and
-a settings file in acceptEdits mode (so that, with s03's permissions, the edits run
-without a prompt and plan mode has a mode to return to).
+broken, to show that it is reported while the other still loads), a CHANGELOG.md, a
+settings file in acceptEdits mode (so that, with s03's permissions, the edits run
+without a prompt and plan mode has a mode to return to) with a deny rule on the MCP
+tool that places orders, a `.mcp.json` naming the stockroom server (offline/
+mcp_server.py, run by the Python running the demo) and, in settings.local.json, the
+approval that lets it start (enabledMcpjsonServers), so that it asks nothing.
+
+The second prompt shows MCP: the model finds the supplier tools with a keyword
+tool_search, calls one and uses its answer, loads the ordering tool by name
+('select:'), and meets the deny rule: the server never sees that call.
 
 Two questions go to the learner at a terminal, and the story follows the answers:
 
@@ -20,7 +28,9 @@ model stops after the plan, having changed nothing.
 
 from __future__ import annotations
 
+import json
 import re
+import sys
 from pathlib import Path
 
 from .scenarios import (FIX_CONTEXT, calls, first_line, nobody_answered, refused,
@@ -66,6 +76,9 @@ PLAN = """\
 3. Run the tests and the report: `python3 -m unittest`, `python3 report.py`.
 """
 REPORT = "python3 report.py"  # not read-only: it asks, and "always" remembers it
+STOCKROOM = Path(__file__).resolve().parent / "mcp_server.py"
+FIND_SUPPLIER = "mcp__stockroom__find_supplier"   # read-only (readOnlyHint): it runs
+PLACE_ORDER = "mcp__stockroom__place_order"       # writes, and a deny rule names it
 
 
 def setup(workdir: Path) -> None:
@@ -78,7 +91,13 @@ def setup(workdir: Path) -> None:
     (skills / "deploy" / "SKILL.md").write_text(BROKEN_SKILL)
     (workdir / ".claude" / "settings.json").write_text(
         '{"permissions": {"defaultMode": "acceptEdits",\n'
-        '                 "allow": ["Bash(python3 -m unittest *)"]}}\n')
+        '                 "allow": ["Bash(python3 -m unittest *)"],\n'
+        f'                 "deny": ["{PLACE_ORDER}"]}}}}\n')
+    # the server runs with the Python running the demo: the one that has the mcp SDK
+    (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"stockroom": {
+        "command": sys.executable, "args": [str(STOCKROOM)]}}}, indent=2) + "\n")
+    (workdir / ".claude" / "settings.local.json").write_text(
+        '{"enabledMcpjsonServers": ["stockroom"]}\n')
     (workdir / "CHANGELOG.md").write_text(CHANGELOG)
 
 
@@ -103,6 +122,26 @@ def changelog_turn(request: dict) -> dict:
     return reply(tool_use("edit_file", {"file_path": "CHANGELOG.md",
                                         "old_string": "## Unreleased\n\n",
                                         "new_string": "## Unreleased\n\n" + entry + "\n"}))
+
+
+def supplier_found(request: dict) -> dict:
+    """The server's answer, read; then the order, loaded by its exact name."""
+    found = results_of(request, FIND_SUPPLIER)[-1].strip()
+    return reply(f"Oak plank comes from {found.split(': ', 1)[-1]}. Now the order: "
+                 "I'll load that tool by its name.",
+                 tool_use("tool_search", {"query": f"select:{PLACE_ORDER}"}))
+
+
+def order_answer(request: dict) -> dict:
+    """What the supplier tool said, and why the order was not placed."""
+    found = results_of(request, FIND_SUPPLIER)[-1].strip()
+    ordered = results_of(request, PLACE_ORDER)[-1]
+    said = f"Oak plank comes from {found.split(': ', 1)[-1]}."
+    if not refused(ordered):
+        return reply(f"{said} Ordered: {ordered.strip()}.")
+    return reply(f"{said} I did not order any: a deny rule in .claude/settings.json ({PLACE_ORDER}) stops "
+                 "that tool before the stockroom server sees the call. Place the "
+                 "order yourself, or change the rule if I should.")
 
 
 def after_the_plan(request: dict) -> dict:
@@ -140,12 +179,14 @@ def after_the_plan(request: dict) -> dict:
 
 
 SCENARIO = {
-    "title": "deferred tools, plan mode and a skill loaded on demand",
+    "title": "deferred tools (an MCP server's too), plan mode, a skill loaded on demand",
     "setup": setup,
     "asks": ("before the report runs (y, n or a for always) and to approve the plan "
              "(y, n, or type what to change)"),
     "prompts": [
         "Note the stock-value bug in the changelog, the way this project writes entries.",
+        "Oak plank is running low: who supplies it, and how long does a delivery "
+        "take? Then order 10 more.",
         "Now plan the fix for the stock value. Don't change anything until I approve.",
     ],
     "turns": [
@@ -160,7 +201,14 @@ SCENARIO = {
         lambda request: reply(
             "Added a 'Known issue' line under ## Unreleased, following the changelog "
             "skill. One skill could not be loaded: " + broken_skills(request) + "."),
-        # --- prompt 2: plan mode, whose tools are deferred
+        # --- prompt 2: the stockroom's MCP tools, deferred: found, called, denied
+        reply("The stockroom MCP server has supplier tools. I'll load them.",
+              tool_use("tool_search", {"query": "supplier", "max_results": 2})),
+        reply(tool_use(FIND_SUPPLIER, {"item_name": "oak plank"})),
+        supplier_found,
+        reply(tool_use(PLACE_ORDER, {"item_name": "oak plank", "quantity": 10})),
+        order_answer,
+        # --- prompt 3: plan mode, whose tools are deferred
         reply("This needs a plan first.", tool_use("enter_plan_mode")),
         reply("That tool is deferred. I'll load the plan-mode tools.",
               tool_use("tool_search", {"query": "plan mode"})),

@@ -49,6 +49,19 @@ def workspace_of(screen: str) -> Path:
     return Path(re.search(r"Workspace: (\S+)", screen).group(1))
 
 
+def servers_left_in(workspace: Path) -> list[int]:
+    """The MCP servers (offline/mcp_server.py) still running in the demo's copy."""
+    left = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if (b"mcp_server.py" in (proc / "cmdline").read_bytes()
+                    and (proc / "cwd").resolve() == workspace.resolve()):
+                left.append(int(proc.name))
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return left
+
+
 # --- s03: permission prompts -----------------------------------------------------------
 
 
@@ -122,7 +135,13 @@ def test_s05_always_then_the_plan_approved(terminal):
     assert "The user approved your plan" in rest and "Approved. Making the change now." in rest
     assert "approved earlier this session (always)" in rest and "? Allow" not in rest
     assert 'The report now says "Stock value: 209.50"' in rest
+    # the MCP part: a tool found, called and its answer used; the denied one not run
+    assert "mcp: stockroom: 24 tools, deferred" in screen
+    assert "Oak plank comes from Northwood Timber" in screen
+    assert "[deny] deny rule mcp__stockroom__place_order" in screen
     copy = workspace_of(screen)
+    if Path("/proc/self/cwd").exists():  # Linux: no server outlives the demo
+        assert servers_left_in(copy) == []
     assert FIX in (copy / "inventory.py").read_text()
     assert "stock value (28.50 today)" in (copy / "CHANGELOG.md").read_text()
 

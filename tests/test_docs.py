@@ -534,6 +534,10 @@ def test_transcript_is_a_real_offline_run(site, chapter):
     assert "docs-demo-" not in text and str(ROOT) not in text
     module = load_chapter(chapter)
     tools = {t["name"] for t in module.TOOLS} | set(getattr(module, "TOOL_HANDLERS", {}))
+    # s05 on: the demo's MCP server (offline/mcp_server.py) adds mcp__stockroom__*
+    stockroom = (ROOT / "offline" / "mcp_server.py").read_text(encoding="utf-8")
+    tools |= {f"mcp__stockroom__{name}" for name in re.findall(r"^def (\w+)\(", stockroom,
+                                                               re.M)}
     calls = re.findall(r"^> (\w+)\(", text, re.M)
     assert calls and set(calls) <= tools, f"calls {set(calls) - tools} are not tools"
     assert "On the reading site, a" not in html.html  # the GitHub fallback was replaced

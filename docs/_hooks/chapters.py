@@ -136,11 +136,13 @@ def code_list(names) -> str:
 # without following a link, at most 32 MB of a command's output): s02 620.
 # Issue 29 (a 404's advice, the window from usage.iterations, the y/n/a prompt's
 # words) added about 35 lines to every chapter: s04 410.
-LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 410, "s05": 400, "s06": 400}
+LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 410, "s05": 550, "s06": 400}
+# s05: 550 for issue 31, MCP servers (their policy here; the talking in mcp_client.py)
 # s06 in all: issue 21 asked 2,500; issue 28 (the sandbox's walk and placeholders,
 # run_shell's output bound, escaped terminal output, regular files only, no link
 # followed when a result is saved) took it past; DESIGN.md allows 2,900. A ratchet.
-S06_LINES_AT_MOST = 2700  # What a first reading skips
+S06_LINES_AT_MOST = 2862  # issue 31 carried MCP servers in (2,700 before). What a
+# first reading skips
 # lives beside code.py with its own reading map: the classifier (bash_safety.py), the
 # sandbox's mechanics and settings (sandbox.py), the rules' syntax (rules.py).
 BASH_SAFETY_LINES = 1054   # bash_safety.py at most: 963, its size when it left code.py

@@ -330,3 +330,31 @@ for case in HOOKS[-2:]:  # the command must really run, unasked
     case.mode, case.shell = "bypassPermissions", "real"
 
 HOOK_PROBES: dict = {}
+
+
+# --- MCP servers (s05) ----------------------------------------------------------------
+# The stockroom server (offline/mcp_server.py) from the workspace's .mcp.json, approved
+# by enabledMcpjsonServers, on both sides. find_supplier says readOnlyHint; place_order
+# says nothing, so it counts as writing.
+FIND = ("mcp__stockroom__find_supplier", {"item_name": "bolts"})
+ORDER = ("mcp__stockroom__place_order", {"item_name": "bolts", "quantity": 10})
+
+
+def mcp_case(name: str, call, mode="default", **permissions) -> Case:
+    return Case(name, [call], settings={"permissions": permissions} if permissions
+                else {}, mode=mode, mcp=True)
+
+
+MCP = [
+    mcp_case("mcp: a read-only tool", FIND),
+    mcp_case("mcp: a writing tool", ORDER),
+    mcp_case("mcp: a writing tool in acceptEdits", ORDER, mode="acceptEdits"),
+    mcp_case("mcp: deny rule on the tool", ORDER, deny=["mcp__stockroom__place_order"]),
+    mcp_case("mcp: deny rule on the server", FIND, deny=["mcp__stockroom"]),
+    mcp_case("mcp: deny rule on the server, with *", FIND, deny=["mcp__stockroom__*"]),
+    mcp_case("mcp: allow rule on the tool", ORDER, allow=["mcp__stockroom__place_order"]),
+    mcp_case("mcp: allow rule on the server", ORDER, allow=["mcp__stockroom"]),
+    mcp_case("mcp: ask rule on a read-only tool", FIND,
+             ask=["mcp__stockroom__find_supplier"]),
+    mcp_case("mcp: bypassPermissions", ORDER, mode="bypassPermissions"),
+]

@@ -30,6 +30,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,9 @@ from offline.server import ScriptedServer, reply, tool_use  # noqa: E402
 COURSE_TOOL = {"Bash": "run_shell", "Read": "read_file", "Write": "write_file",
                "Edit": "edit_file", "Glob": "list_files", "Grep": "grep_search"}
 COURSE_FIELD = {"glob": "include"}
+# The MCP cases' server: the course's stockroom, from the workspace's .mcp.json on
+# both sides, started by a Python that has the mcp SDK (see server_python).
+STOCKROOM = ROOT / "offline" / "mcp_server.py"
 
 
 @dataclass
@@ -63,12 +67,14 @@ class Case:
     mode: str = "default"
     shell: str = "stub"              # "stub": verdicts only; "real": bash runs it
     hooks: dict = field(default_factory=dict)     # hook script name -> its text
+    mcp: bool = False                # the stockroom server in .mcp.json, approved
 
     def key(self) -> str:
         spec = json.dumps([self.calls, {k: v if isinstance(v, str) else v.hex()
                                         for k, v in self.files.items()},
                            self.settings, self.mode, self.shell, self.hooks,
-                           version(), stand_ins()], sort_keys=True)
+                           version(), stand_ins()]
+                          + [self.mcp, STOCKROOM.read_text()] * self.mcp, sort_keys=True)
         return hashlib.sha256(spec.encode()).hexdigest()[:24]
 
 
@@ -85,6 +91,27 @@ def version() -> str:
 def stand_ins() -> str:
     """The stand-in scripts' text: changing one makes every cached outcome stale."""
     return "".join(p.read_text() for p in sorted((HERE / "bin").iterdir()))
+
+
+@functools.lru_cache(maxsize=None)
+def mcp_json() -> dict:
+    """The .mcp.json of the MCP cases: the stockroom, run by the Python running the
+    tests. As root, Claude Code runs as nobody, who may not reach that Python (a
+    pyenv under /root): then the system's Python of the same version, given this
+    one's packages (pure Python and wheels for that version) on PYTHONPATH."""
+    command, env = sys.executable, {}
+    reachable = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
+                 "test", "-x", sys.executable]
+    if os.geteuid() == 0 and subprocess.run(reachable, check=False).returncode != 0:
+        system = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+        same = system and subprocess.run(
+            [system, "-c", "import sys; print(sys.version_info[:2])"], text=True,
+            capture_output=True).stdout.strip() == str(sys.version_info[:2])
+        if not same:
+            pytest.skip("no Python with the mcp SDK that Claude Code (as nobody) can run")
+        command, env = system, {"PYTHONPATH": sysconfig.get_paths()["purelib"]}
+    return {"mcpServers": {"stockroom": {"command": command, "args": [str(STOCKROOM)],
+                                         "env": env}}}
 
 
 def installed() -> bool:
@@ -106,6 +133,9 @@ def make_workspace(case: Case, root: Path) -> Path:
         (hooks_dir / name).write_text(body)
         (hooks_dir / name).chmod(0o755)
     settings = json.loads(json.dumps(case.settings).replace("$HOOKS", str(hooks_dir)))
+    if case.mcp:  # the project's server, approved as Claude Code's settings do it
+        (ws / ".mcp.json").write_text(json.dumps(mcp_json()))
+        settings["enabledMcpjsonServers"] = ["stockroom"]
     (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
     return ws
 
@@ -115,7 +145,8 @@ def snapshot(ws: Path) -> dict:
     files = {}
     for path in sorted(ws.rglob("*")):
         rel = path.relative_to(ws).as_posix()
-        if path.is_file() and not rel.startswith((".claude/", ".tool-results/")):
+        if path.is_file() and not rel.startswith((".claude/", ".tool-results/",
+                                                   ".mcp.json")):
             data = path.read_bytes()
             try:
                 files[rel] = data.decode()
@@ -216,7 +247,10 @@ def _run_claude(case: Case, root: Path) -> dict:
                "SHELL": str(tools / "bin" / "bash") if case.shell == "stub"
                else "/bin/bash", "FIDELITY_ASKED": str(asked), "LANG": "C.UTF-8",
                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-               "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
+               "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
+               # MCP tools sent whole, not deferred: a case's one message calls them
+               # without a ToolSearch first (the course's side loads them the same way)
+               "ENABLE_TOOL_SEARCH": "false"}
         proc = subprocess.run(
             ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
             * as_nobody + [str(claude), "-p", "go", "--output-format", "json",
@@ -247,6 +281,8 @@ def _run_claude(case: Case, root: Path) -> dict:
 # --- a chapter ---------------------------------------------------------------------
 
 def course_input(name: str, tool_input: dict) -> tuple[str, dict]:
+    if name.startswith("mcp__"):  # the same name on both sides
+        return name, dict(tool_input)
     return COURSE_TOOL[name], {COURSE_FIELD.get(k, k): v for k, v in tool_input.items()}
 
 
@@ -277,8 +313,14 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
                                      max_retries=0)
         stdout, sys.stdout = sys.stdout, quiet
         try:
+            if case.mcp:  # started as the chapter's main() does; schemas loaded
+                mod.connect_mcp_servers()
+                mod.SESSION["loaded"] += [t["name"] for t in mod.TOOLS
+                                          if t["name"].startswith("mcp__")]
             mod.agent_loop([{"role": "user", "content": "go"}], client)
         finally:
+            if case.mcp:
+                mod.disconnect_mcp_servers()
             sys.stdout = stdout
     results = {b["tool_use_id"]: b for b in server.results or []}
     calls = []

@@ -18,7 +18,7 @@ import pytest
 import harness
 import page
 from cases import (DANGEROUS, EVERYDAY, EXTRA_VERDICTS, FILE_PROBES, FILE_TOOLS,
-                   HOOK_PROBES, HOOKS, RULES, SHELL, SHELL_PROBES, corpus_case)
+                   HOOK_PROBES, HOOKS, MCP, RULES, SHELL, SHELL_PROBES, corpus_case)
 from conftest import chapters_from, load_chapter
 from known import KNOWN
 
@@ -33,6 +33,7 @@ MECHANISMS = {
                                                        EVERYDAY], ("decision",), {}),
     "dangerous commands": ("s03", "s03", lambda: [DANGEROUS], ("decision",), {}),
     "hook protocol": ("s04", "s04", lambda: HOOKS, ("error", "files"), HOOK_PROBES),
+    "MCP servers": ("s05", "s05", lambda: MCP, ("decision", "error"), {}),
 }
 
 
