@@ -131,6 +131,7 @@ def new_session() -> dict:
         "loaded": [],        # s05: deferred tools loaded, in the order loaded
         "before_plan": None,  # s05: the mode to go back to when plan mode ends
         "running": set(),    # s06: the processes alive now (Ctrl-C kills them all)
+        "tasks": {},         # s06: {task id: task}: background commands, as started
     }
 
 
@@ -139,6 +140,7 @@ SESSION = new_session()  # main() sets the mode
 
 def reset_session() -> None:
     """Forget everything this run learned (the tests start each case with this)."""
+    stop_tasks()  # s06: and no background command outlives what it was started for
     SESSION.clear()
     SESSION.update(new_session())
 
@@ -309,9 +311,12 @@ class CommandFailed(Exception):
 
 
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
-              dangerouslyDisableSandbox: bool = False) -> str:
+              dangerouslyDisableSandbox: bool = False,
+              run_in_background: bool = False) -> str:
     """Run `command` with bash in the workspace: its stdout, stderr and exit code;
     CommandFailed with that text if it exits non-zero or times out."""
+    if run_in_background:  # s06: started now, heard of later
+        return start_in_background(command, dangerouslyDisableSandbox)
     seconds = max(1, min(int(timeout), MAX_TIMEOUT)) / 1000  # milliseconds, as Bash
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
@@ -774,6 +779,9 @@ def register(handler, description: str, fields: dict, required: tuple = (),
 PATH = (str, "A path inside the workspace; relative paths start there.")
 SANDBOX_OFF = ("Run outside the sandbox (network, writes outside the workspace). Only "
                "when a command failed in it; the user is always asked.")  # s03
+BACKGROUND = ("Start it and return at once with a task id and an output file (read it "
+              "with read_file): for a dev server or a long build. You are told when "
+              "it ends; do not poll. task_stop ends it.")  # s06
 READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None,  # s03
          "is_concurrency_safe": lambda i: True}  # s06: reads may run side by side
 EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
@@ -783,7 +791,8 @@ register(run_shell, "Run a shell command in the workspace; returns stdout, stder
          f"{DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms.",
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed."),
-          "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
+          "dangerouslyDisableSandbox": (bool, SANDBOX_OFF),
+          "run_in_background": (bool, BACKGROUND)},
          ["command"], names=("Bash",),
          is_read_only=lambda i: is_read_only_command(i["command"])
          and not unsandboxed(i),
@@ -2326,6 +2335,104 @@ def stream_reply(client, model: str, system: str, messages: list, tools: list,
         return stream.get_final_message()  # (a subagent's words are not shown)
 
 
+# === s06 · background commands: started now, heard of later ===
+# A dev server never ends, a long build need not hold up the model: as Claude Code's
+# Bash, run_shell takes run_in_background. The command starts under the same
+# decision and in the same sandbox as any other, and the call returns at once with a
+# task id and an output file. A thread waits for it, holding its sandbox for its whole
+# life; when it ends, the model is told at the start of its next request. task_stop
+# ends one; Ctrl-C, `exit` and the end of a one-task run end them all. Batching is
+# unchanged: a background command starts beside others only if it only reads; what a
+# writing one does after it returns, no batch can order.
+TASKS_LOCK = threading.Lock()  # two starts in one batch take two ids
+TASK_NOTICE = ("<task-notification>\n<task-id>{id}</task-id>\n<output-file>{file}"
+               "</output-file>\n<status>{status}</status>\n<summary>Background command "
+               "{command} {how}</summary>\n</task-notification>\nRead the output file "
+               "to retrieve the result: {file}")
+
+
+def start_in_background(command: str, unsandboxed: bool = False) -> str:
+    """Start `command` confined, its stdout and stderr to one file in RESULTS_DIR, and
+    return at once: the task id and the file. A thread waits for it."""
+    with TASKS_LOCK:  # a task is {"command", "file", "status", "proc", "told", ...}
+        task_id = f"bash_{len(SESSION['tasks']) + 1}"
+        task = SESSION["tasks"][task_id] = {"command": command, "status": "starting",
+                                            "file": f"{RESULTS_DIR}/{task_id}.output"}
+    held = contextlib.ExitStack()  # what the thread releases when the command ends
+    try:
+        fd = create_result_file(f"{task_id}.output")  # no link followed: s02
+        out = held.enter_context(os.fdopen(fd, "wb"))
+        argv = held.enter_context(confine(command, unsandboxed))
+        task["proc"] = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            env={**os.environ, **NON_INTERACTIVE_ENV}, start_new_session=True)
+    except BaseException:
+        held.close()
+        del SESSION["tasks"][task_id]
+        raise
+    task.update(status="running", told=False, thread=threading.Thread(
+        target=watch, args=(task, held.pop_all(), out), daemon=True, name=task_id))
+    task["thread"].start()
+    return (f"Command running in background with ID: {task_id}. Output is being "
+            f"written to: {task['file']}. You will be told when it ends.")
+
+
+def watch(task: dict, held: contextlib.ExitStack, out) -> None:
+    """In its own thread: wait for the command (no time limit, but its output on
+    disk is bounded), then release its sandbox and record how it ended."""
+    with held:
+        ended = wait_for(task["proc"], float("inf"), out)
+    with TASKS_LOCK:  # subtle: task_stop may have said "killed" first; that stands
+        if task["status"] == "running":
+            code = task["proc"].returncode
+            how = (f"completed (exit code {code})" if code == 0 else
+                   f"failed with exit code {code}" if ended.startswith("exit") else
+                   f"failed ({ended})")  # its output passed MAX_OUTPUT_BYTES
+            task.update(status="completed" if code == 0 else "failed", how=how)
+
+
+def task_stop(task_id: str) -> str:
+    """End a background command and every process it started, for good."""
+    task = SESSION["tasks"].get(task_id)
+    if task is None:
+        raise ToolError(f"no background task {task_id!r}; the tasks are: "
+                        f"{', '.join(SESSION['tasks']) or 'none'}.")
+    with TASKS_LOCK:
+        status = task["status"]
+        if status == "running":  # the model stopped it: no notification follows
+            task.update(status="killed", told=True, how="was stopped")
+    if status != "running":
+        raise ToolError(f"task {task_id} is not running (status: {status}).")
+    kill_group(task["proc"])
+    task["thread"].join()  # its sandbox released, its output file closed
+    return f"Stopped task {task_id} ({task['command']}) and everything it started."
+
+
+def stop_tasks() -> None:
+    """Ctrl-C, `exit`, the end of a one-task run: no background command outlives us."""
+    for task_id, task in list(SESSION.get("tasks", {}).items()):
+        with contextlib.suppress(ToolError):
+            task_stop(task_id)
+
+
+def tell_ended(messages: list) -> None:
+    """Add a <task-notification> for each task that ended since the last request to
+    the user message about to be sent, after its tool_results (the main agent's)."""
+    if AGENT_DEPTH.get() or not messages or messages[-1]["role"] != "user":
+        return
+    notes = []
+    for task_id, task in list(SESSION["tasks"].items()):
+        if task["status"] in ("completed", "failed") and not task["told"]:
+            task["told"] = True
+            say(f"  [background {task_id} {task['how']}: the model is told]")
+            notes.append({"type": "text", "text": TASK_NOTICE.format_map(
+                {**task, "id": task_id, "command": json.dumps(task["command"])})})
+    content = messages[-1]["content"]
+    if notes:  # subtle: a prompt is a string; the notices go after it, as blocks
+        messages[-1]["content"] = [*([{"type": "text", "text": content}]
+                                     if isinstance(content, str) else content), *notes]
+
+
 # === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS, *, tools: list | None = None) -> str:
@@ -2335,6 +2442,7 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
     system = system_prompt()
     for _ in range(max_turns):
         offered = tools_for_request() if tools is None else tools  # loaded tools join
+        tell_ended(messages)  # background commands that ended since the last request
         with ToolRunner((client, model, offered)) as runner:  # may run calls mid-stream
             response = stream_reply(client, model, system, messages, offered, runner)
             show_usage(response.usage)
@@ -2420,6 +2528,14 @@ register(agent, "Hand a self-contained sub-task to a subagent. It starts fresh w
          ["description", "prompt"], names=("Agent", "Task"),
          # it only delegates: each call it makes passes the gate itself
          **CHANGES_NOTHING, is_concurrency_safe=lambda i: True)
+
+
+# === s06 · registration: task_stop ===
+# It changes no file and ends only what an allowed call started: no question.
+register(task_stop, "Stop a background command (run_shell with run_in_background) "
+         "and everything it started, for good.",
+         {"task_id": (str, "The task id run_shell returned.")}, ["task_id"],
+         names=("TaskStop", "KillShell"), **CHANGES_NOTHING)
 
 
 # === s01 · API errors: retried by the SDK, shown, and survived ===
@@ -2547,6 +2663,7 @@ def repl(client, args) -> int:
             # subtle: a cut-off turn may hold a tool_use with no tool_result; drop
             # the whole exchange so the transcript stays valid for the next prompt.
             del messages[mark:]
+            stop_tasks()  # s06: its background commands with it
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
             print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
@@ -2690,6 +2807,8 @@ def main(argv=None) -> int:
     except Exception as e:
         print("error: " + printable(explain(e)), file=sys.stderr)
         return 1
+    finally:
+        stop_tasks()  # s06: none outlives the agent
 
 
 if __name__ == "__main__":
