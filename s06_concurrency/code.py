@@ -2353,35 +2353,40 @@ TASK_NOTICE = ("<task-notification>\n<task-id>{id}</task-id>\n<output-file>{file
 
 def start_in_background(command: str, unsandboxed: bool = False) -> str:
     """Start `command` confined, its stdout and stderr to one file in RESULTS_DIR, and
-    return at once: the task id and the file. A thread waits for it."""
+    return at once: the task id and the file. A thread runs it and waits for it."""
     with TASKS_LOCK:  # a task is {"command", "file", "status", "proc", "told", ...}
         task_id = f"bash_{len(SESSION['tasks']) + 1}"
-        task = SESSION["tasks"][task_id] = {"command": command, "status": "starting",
-                                            "file": f"{RESULTS_DIR}/{task_id}.output"}
-    held = contextlib.ExitStack()  # what the thread releases when the command ends
-    try:
-        fd = create_result_file(f"{task_id}.output")  # no link followed: s02
-        out = held.enter_context(os.fdopen(fd, "wb"))
-        argv = held.enter_context(confine(command, unsandboxed))
-        task["proc"] = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            env={**os.environ, **NON_INTERACTIVE_ENV}, start_new_session=True)
-    except BaseException:
-        held.close()
-        del SESSION["tasks"][task_id]
-        raise
-    task.update(status="running", told=False, thread=threading.Thread(
-        target=watch, args=(task, held.pop_all(), out), daemon=True, name=task_id))
+        task = SESSION["tasks"][task_id] = {
+            "command": command, "status": "starting", "told": False,
+            "file": f"{RESULTS_DIR}/{task_id}.output", "started": threading.Event()}
+    task["thread"] = threading.Thread(target=watch, args=(task_id, task, unsandboxed),
+                                      daemon=True, name=task_id)
     task["thread"].start()
+    task["started"].wait()
+    if task["status"] == "starting":  # it could not start: no task, the reason
+        del SESSION["tasks"][task_id]
+        raise task["error"]
     return (f"Command running in background with ID: {task_id}. Output is being "
             f"written to: {task['file']}. You will be told when it ends.")
 
 
-def watch(task: dict, held: contextlib.ExitStack, out) -> None:
-    """In its own thread: wait for the command (no time limit, but its output on
-    disk is bounded), then release its sandbox and record how it ended."""
-    with held:
-        ended = wait_for(task["proc"], float("inf"), out)
+def watch(task_id: str, task: dict, unsandboxed: bool) -> None:
+    """In its own thread, for the command's whole life: start it in its sandbox,
+    wait for it (no time limit; its output on disk is bounded), record how it ended.
+    subtle: bwrap --die-with-parent follows the thread that started it, not the
+    process; a pool thread that ends would take the command with it."""
+    try:
+        with (os.fdopen(create_result_file(f"{task_id}.output"), "wb") as out,
+              confine(task["command"], unsandboxed) as argv):
+            task["proc"] = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                env={**os.environ, **NON_INTERACTIVE_ENV}, start_new_session=True)
+            task["status"] = "running"
+            task["started"].set()
+            ended = wait_for(task["proc"], float("inf"), out)
+    except Exception as e:  # no sandbox, no output file: start_in_background says so
+        task["error"] = e
+        return task["started"].set()
     with TASKS_LOCK:  # subtle: task_stop may have said "killed" first; that stands
         if task["status"] == "running":
             code = task["proc"].returncode
