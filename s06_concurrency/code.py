@@ -15,6 +15,8 @@ fills the parent's context. This chapter adds:
   and every call still gets a tool_result that says so.
 - `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
   and returns its final answer. Several run in parallel, labelled on the terminal.
+- run_in_background: a task id and an output file at once, a <task-notification>
+  on the next request when it ends, `task_stop`; none outlives the agent.
 
 Reading map (search for "s06 ·" to find what is new):
   New here:
@@ -23,6 +25,7 @@ Reading map (search for "s06 ·" to find what is new):
     s06 · concurrency: which calls may run together
     s06 · concurrency: the tool runner
     s06 · concurrency: starting calls while the reply streams
+    s06 · background commands: started now, heard of later
     s06 · subagents
     s06 · registration: the agent tool
   Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell and skill
@@ -32,7 +35,9 @@ Reading map (search for "s06 ·" to find what is new):
     them from the main thread; `check_permission` asks under the terminal lock, one
     question at a time; `show_call`, `show_result`, `show_decision`, `show_usage`
     and `show_hook_line` print whole lines through say(); `run_task` prints only what
-    was not streamed already; `parse_args` describes this chapter.
+    was not streamed already; `parse_args` describes this chapter. `run_shell` (and
+    its registration) takes run_in_background, `agent_loop` tells of tasks that
+    ended, `new_session` keeps them, `reset_session`, `repl` and `main` stop them.
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
   Left for later: nothing; this is the last chapter.
@@ -779,9 +784,6 @@ def register(handler, description: str, fields: dict, required: tuple = (),
 PATH = (str, "A path inside the workspace; relative paths start there.")
 SANDBOX_OFF = ("Run outside the sandbox (network, writes outside the workspace). Only "
                "when a command failed in it; the user is always asked.")  # s03
-BACKGROUND = ("Start it and return at once with a task id and an output file (read it "
-              "with read_file): for a dev server or a long build. You are told when "
-              "it ends; do not poll. task_stop ends it.")  # s06
 READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None,  # s03
          "is_concurrency_safe": lambda i: True}  # s06: reads may run side by side
 EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
@@ -792,7 +794,8 @@ register(run_shell, "Run a shell command in the workspace; returns stdout, stder
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed."),
           "dangerouslyDisableSandbox": (bool, SANDBOX_OFF),
-          "run_in_background": (bool, BACKGROUND)},
+          "run_in_background": (bool, "Return at once with a task id and an output "
+                                "file; you are told when it ends (s06).")},
          ["command"], names=("Bash",),
          is_read_only=lambda i: is_read_only_command(i["command"])
          and not unsandboxed(i),
@@ -2336,14 +2339,9 @@ def stream_reply(client, model: str, system: str, messages: list, tools: list,
 
 
 # === s06 · background commands: started now, heard of later ===
-# A dev server never ends, a long build need not hold up the model: as Claude Code's
-# Bash, run_shell takes run_in_background. The command starts under the same
-# decision and in the same sandbox as any other, and the call returns at once with a
-# task id and an output file. A thread waits for it, holding its sandbox for its whole
-# life; when it ends, the model is told at the start of its next request. task_stop
-# ends one; Ctrl-C, `exit` and the end of a one-task run end them all. Batching is
-# unchanged: a background command starts beside others only if it only reads; what a
-# writing one does after it returns, no batch can order.
+# A dev server never ends; a long build need not hold up the model. It starts under
+# the same decision and sandbox as any other, in a thread that holds its sandbox for
+# its whole life. (Batching is unchanged: it starts beside others if it only reads.)
 TASKS_LOCK = threading.Lock()  # two starts in one batch take two ids
 TASK_NOTICE = ("<task-notification>\n<task-id>{id}</task-id>\n<output-file>{file}"
                "</output-file>\n<status>{status}</status>\n<summary>Background command "
@@ -2352,18 +2350,17 @@ TASK_NOTICE = ("<task-notification>\n<task-id>{id}</task-id>\n<output-file>{file
 
 
 def start_in_background(command: str, unsandboxed: bool = False) -> str:
-    """Start `command` confined, its stdout and stderr to one file in RESULTS_DIR, and
-    return at once: the task id and the file. A thread runs it and waits for it."""
-    with TASKS_LOCK:  # a task is {"command", "file", "status", "proc", "told", ...}
+    """Start `command` in a thread of its own and return at once: its task id and
+    output file (stdout and stderr, in RESULTS_DIR); or why it could not start."""
+    with TASKS_LOCK:  # a task: {"command", "file", "status", "proc", "told", ...}
         task_id = f"bash_{len(SESSION['tasks']) + 1}"
         task = SESSION["tasks"][task_id] = {
-            "command": command, "status": "starting", "told": False,
+            "command": command, "status": "starting", "told": False, "how": "",
             "file": f"{RESULTS_DIR}/{task_id}.output", "started": threading.Event()}
     task["thread"] = threading.Thread(target=watch, args=(task_id, task, unsandboxed),
-                                      daemon=True, name=task_id)
+                                      daemon=True)
     task["thread"].start()
-    task["started"].wait()
-    if task["status"] == "starting":  # it could not start: no task, the reason
+    if task["started"].wait() and task["status"] == "starting":
         del SESSION["tasks"][task_id]
         raise task["error"]
     return (f"Command running in background with ID: {task_id}. Output is being "
@@ -2371,10 +2368,9 @@ def start_in_background(command: str, unsandboxed: bool = False) -> str:
 
 
 def watch(task_id: str, task: dict, unsandboxed: bool) -> None:
-    """In its own thread, for the command's whole life: start it in its sandbox,
-    wait for it (no time limit; its output on disk is bounded), record how it ended.
-    subtle: bwrap --die-with-parent follows the thread that started it, not the
-    process; a pool thread that ends would take the command with it."""
+    """The command's whole life: start it confined, wait (no time limit, its output
+    bounded), record how it ended. subtle: bwrap --die-with-parent follows the thread
+    that started it; a pool thread that ends would take the command with it."""
     try:
         with (os.fdopen(create_result_file(f"{task_id}.output"), "wb") as out,
               confine(task["command"], unsandboxed) as argv):
@@ -2383,31 +2379,26 @@ def watch(task_id: str, task: dict, unsandboxed: bool) -> None:
                 env={**os.environ, **NON_INTERACTIVE_ENV}, start_new_session=True)
             task["status"] = "running"
             task["started"].set()
-            ended = wait_for(task["proc"], float("inf"), out)
-    except Exception as e:  # no sandbox, no output file: start_in_background says so
+            wait_for(task["proc"], float("inf"), out)
+    except Exception as e:  # no sandbox, no output file: the call says so
         task["error"] = e
         return task["started"].set()
     with TASKS_LOCK:  # subtle: task_stop may have said "killed" first; that stands
-        if task["status"] == "running":
-            code = task["proc"].returncode
-            how = (f"completed (exit code {code})" if code == 0 else
-                   f"failed with exit code {code}" if ended.startswith("exit") else
-                   f"failed ({ended})")  # its output passed MAX_OUTPUT_BYTES
-            task.update(status="completed" if code == 0 else "failed", how=how)
+        if task["status"] == "running" and (code := task["proc"].returncode) == 0:
+            task.update(status="completed", how="completed (exit code 0)")
+        elif task["status"] == "running":  # -9: its output passed MAX_OUTPUT_BYTES
+            task.update(status="failed", how=f"failed with exit code {code}")
 
 
 def task_stop(task_id: str) -> str:
     """End a background command and every process it started, for good."""
-    task = SESSION["tasks"].get(task_id)
-    if task is None:
-        raise ToolError(f"no background task {task_id!r}; the tasks are: "
-                        f"{', '.join(SESSION['tasks']) or 'none'}.")
+    task = SESSION["tasks"].get(task_id, {"status": "unknown"})
     with TASKS_LOCK:
-        status = task["status"]
-        if status == "running":  # the model stopped it: no notification follows
+        if (status := task["status"]) == "running":  # no notification will follow
             task.update(status="killed", told=True, how="was stopped")
     if status != "running":
-        raise ToolError(f"task {task_id} is not running (status: {status}).")
+        raise ToolError(f"task {task_id!r} is not running (status: {status}); the "
+                        f"tasks: {', '.join(SESSION['tasks']) or 'none'}.")
     kill_group(task["proc"])
     task["thread"].join()  # its sandbox released, its output file closed
     return f"Stopped task {task_id} ({task['command']}) and everything it started."
@@ -2416,26 +2407,31 @@ def task_stop(task_id: str) -> str:
 def stop_tasks() -> None:
     """Ctrl-C, `exit`, the end of a one-task run: no background command outlives us."""
     for task_id, task in list(SESSION.get("tasks", {}).items()):
-        with contextlib.suppress(ToolError):
+        with contextlib.suppress(ToolError):  # it may end as we look
             task_stop(task_id)
 
 
 def tell_ended(messages: list) -> None:
-    """Add a <task-notification> for each task that ended since the last request to
-    the user message about to be sent, after its tool_results (the main agent's)."""
+    """A <task-notification> for each command that ended since the last request, after
+    the tool_results of the user message about to be sent (the main agent's)."""
     if AGENT_DEPTH.get() or not messages or messages[-1]["role"] != "user":
         return
-    notes = []
-    for task_id, task in list(SESSION["tasks"].items()):
-        if task["status"] in ("completed", "failed") and not task["told"]:
-            task["told"] = True
-            say(f"  [background {task_id} {task['how']}: the model is told]")
-            notes.append({"type": "text", "text": TASK_NOTICE.format_map(
-                {**task, "id": task_id, "command": json.dumps(task["command"])})})
-    content = messages[-1]["content"]
+    ended = [(i, t) for i, t in SESSION["tasks"].items() if t["how"] and not t["told"]]
+    for task_id, task in ended:
+        task["told"] = True
+        say(f"  [background {task_id} {task['how']}: the model is told]")
+    notes = [{"type": "text", "text": TASK_NOTICE.format_map(
+        {**t, "id": i, "command": json.dumps(t["command"])})} for i, t in ended]
     if notes:  # subtle: a prompt is a string; the notices go after it, as blocks
+        content = messages[-1]["content"]
         messages[-1]["content"] = [*([{"type": "text", "text": content}]
                                      if isinstance(content, str) else content), *notes]
+
+
+register(task_stop, "Stop a background command (run_shell with run_in_background) "
+         "and everything it started, for good.",  # no file changes: no question
+         {"task_id": (str, "The task id run_shell returned.")}, ["task_id"],
+         names=("TaskStop", "KillShell"), **CHANGES_NOTHING)
 
 
 # === s01 · the agent loop ===
@@ -2533,14 +2529,6 @@ register(agent, "Hand a self-contained sub-task to a subagent. It starts fresh w
          ["description", "prompt"], names=("Agent", "Task"),
          # it only delegates: each call it makes passes the gate itself
          **CHANGES_NOTHING, is_concurrency_safe=lambda i: True)
-
-
-# === s06 · registration: task_stop ===
-# It changes no file and ends only what an allowed call started: no question.
-register(task_stop, "Stop a background command (run_shell with run_in_background) "
-         "and everything it started, for good.",
-         {"task_id": (str, "The task id run_shell returned.")}, ["task_id"],
-         names=("TaskStop", "KillShell"), **CHANGES_NOTHING)
 
 
 # === s01 · API errors: retried by the SDK, shown, and survived ===

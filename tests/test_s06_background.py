@@ -127,8 +127,10 @@ def test_task_stop_ends_another_for_good(mod, server, client, trusted):
     [stopped] = sent_tool_results(server.requests[2])
     assert not stopped["is_error"] and "Stopped task bash_1" in result_text(stopped)
     again, unknown = sent_tool_results(server.requests[3])
-    assert again["is_error"] and "not running (status: killed)" in result_text(again)
-    assert unknown["is_error"] and "no background task 'bash_9'" in result_text(unknown)
+    assert again["is_error"] and "'bash_1' is not running (status: killed)" in \
+        result_text(again)
+    assert unknown["is_error"] and "'bash_9' is not running (status: unknown)" in \
+        result_text(unknown)
     pid = mod.SESSION["tasks"]["bash_1"]["proc"].pid
     assert not group_alive(pid), "its process group is still there"
     assert_no_process("sleep 2.71828")
