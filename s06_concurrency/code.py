@@ -794,8 +794,8 @@ register(run_shell, "Run a shell command in the workspace; returns stdout, stder
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed."),
           "dangerouslyDisableSandbox": (bool, SANDBOX_OFF),
-          "run_in_background": (bool, "Return at once with a task id and an output "
-                                "file; you are told when it ends (s06).")},
+          "run_in_background": (bool, ("Return at once with a task id and an output "
+                                 "file; you are told when it ends (s06)."))},
          ["command"], names=("Bash",),
          is_read_only=lambda i: is_read_only_command(i["command"])
          and not unsandboxed(i),
