@@ -9,6 +9,10 @@ What it measures
                          the tools that are not deferred, their names and tool_search's
                          description naming the deferred ones
     and, for each deferred tool, what loading it adds to every later request.
+    With `--mcp` (the default from s05 on), the course's MCP server
+    (offline/mcp_server.py, 24 tools) is connected first, as `.mcp.json` would: its
+    tools count in full without deferral; with deferral, only their names, which
+    the system prompt lists, are counted (added to the tools' bytes).
 
 Tokens
     The exact count needs Anthropic's tokenizer, which is only reachable through the
@@ -24,10 +28,12 @@ Usage
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +49,24 @@ def without_markers(tools: list[dict]) -> list[dict]:
     return [{k: v for k, v in tool.items() if k != "cache_control"} for tool in tools]
 
 
+@contextlib.contextmanager
+def stockroom_connected(mod):
+    """The chapter with offline/mcp_server.py connected, in a scratch workspace."""
+    before = Path.cwd()
+    with tempfile.TemporaryDirectory() as workspace:
+        os.chdir(workspace)
+        server = {"command": sys.executable, "args": [str(ROOT / "offline/mcp_server.py")]}
+        Path(".mcp.json").write_text(json.dumps({"mcpServers": {"stockroom": server}}))
+        Path(".claude").mkdir()
+        Path(".claude/settings.json").write_text('{"enableAllProjectMcpServers": true}')
+        try:
+            mod.connect_mcp_servers()
+            yield
+        finally:
+            mod.disconnect_mcp_servers()
+            os.chdir(before)
+
+
 def count_tokens(tools: list[dict], model: str) -> int | None:
     """Input tokens of a one-word request with these tools, by the API (network)."""
     from anthropic import Anthropic
@@ -56,13 +80,23 @@ def main(argv=None) -> int:
     p.add_argument("--chapter", default="s05_deferred_tools")
     p.add_argument("--count-tokens", action="store_true",
                    help="ask the API (needs ANTHROPIC_API_KEY and the network)")
+    p.add_argument("--no-mcp", action="store_true",
+                   help="leave out the MCP server (s05 on: it is connected by default)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     mod = importlib.import_module(f"{args.chapter}.code")
     mod.reset_session()
+    mcp = hasattr(mod, "connect_mcp_servers") and not args.no_mcp
+    with stockroom_connected(mod) if mcp else contextlib.nullcontext():
+        return report(mod, args)
 
+
+def report(mod, args) -> int:
     full = without_markers(mod.TOOLS)
     deferred = without_markers(mod.tools_for_request())
+    names = [t["name"] for t in full if t["name"].startswith("mcp__")]
+    if names:  # with deferral, the MCP tools cost their names in the system prompt
+        deferred.append({"mcp tool names in the system prompt": ", ".join(names)})
     rows = [("without deferral", full), ("with deferral", deferred)]
     print(f"{args.chapter}: the first request's tool definitions")
     print(f"{'':18} {'tools':>5} {'bytes':>7} {'~tokens':>8}")
@@ -74,7 +108,8 @@ def main(argv=None) -> int:
     print("~tokens: an estimate at 4 bytes per token, not a tokenizer's count")
     print("\nwhat loading one deferred tool adds to each later request:")
     by_name = {tool["name"]: tool for tool in full}
-    for name in mod.DEFERRED_TOOLS:
+    for name in mod.deferred_names() if hasattr(mod, "deferred_names") \
+            else mod.DEFERRED_TOOLS:
         print(f"  {name:18} {size([by_name[name]]) - 2:>5,} bytes")
 
     if args.count_tokens:

@@ -138,7 +138,8 @@ IMPORTS_MODULE = re.compile(r"^if __package__:.*\n(?:[ \t].*\n)+else:.*\n(?:[ \t
                             re.MULTILINE)
 
 
-MODULES = ("bash_safety.py", "sandbox.py", "rules.py")  # what code.py imports from beside it
+MODULES = ("bash_safety.py", "sandbox.py", "rules.py",  # what code.py imports from beside it
+           "mcp_client.py")  # (s05 on)
 
 
 def chapter_text(code: Path) -> str:

@@ -15,6 +15,9 @@ disclosure, Claude Code's way of paying only for what is used:
 - skills: each `.claude/skills/*/SKILL.md` appears in the system prompt by name and
   description only (its YAML front matter read by PyYAML); `skill(name)` loads its
   instructions and names its folder.
+- MCP servers: `.mcp.json` names programs that offer tools (stdio); once approved,
+  each tool joins the pool as `mcp__server__tool`, deferred, after the built-ins;
+  the rules and hooks name it so. The talking (the `mcp` SDK): mcp_client.py.
 
 Reading map (search for "s05 ·" to find what is new):
   New here:
@@ -24,11 +27,15 @@ Reading map (search for "s05 ·" to find what is new):
     s05 · skills
     s05 · prompt caching: the conversation cached, the cache shown
     s05 · registration: the new tools
+    s05 · MCP servers: approved before they start
+    s05 · MCP servers: their tools join the pool
   Changed here: `agent_loop` asks `tools_for_request()` and `system_prompt()` what
     to send, asks for automatic caching and shows what the cache saved;
     `execute_tool` refuses a deferred tool that is not loaded yet; `new_session`
     adds the loaded tools and the mode plan mode returns to; `show_result` shows a
-    loaded tool in brief; `parse_args` names this chapter.
+    loaded tool in brief; `parse_args` names this chapter; (MCP) `rule_applies`
+    lets a rule name a whole server, `agent_programs` adds the servers'
+    programs, `main` and `run_offline_demo` start the servers and stop them.
   Unchanged: the file tools, permissions (s03) and hooks (s04).
   Left for later: concurrency and subagents (s06).
 
@@ -72,6 +79,7 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                           sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from .rules import (command_rule_matches, parse_rule, path_rule_matches,
                         read_denied, read_deny_patterns, shell_rule_applies, url_host)
+    from .mcp_client import McpError, McpServers
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
@@ -79,6 +87,7 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from rules import (command_rule_matches, parse_rule, path_rule_matches,
                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
+    from mcp_client import McpError, McpServers
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s05"
@@ -140,10 +149,20 @@ def reset_session() -> None:
 DEFERRED_TOOLS = ("web_fetch", "enter_plan_mode", "exit_plan_mode")
 
 
+def is_deferred(name: str) -> bool:
+    """DEFERRED_TOOLS, and every MCP server's tool: a server may bring dozens."""
+    return name in DEFERRED_TOOLS or name.startswith("mcp__")
+
+
+def deferred_names() -> list[str]:
+    """The deferred tools, in TOOLS order: the built-ins, then the MCP tools sorted."""
+    return [tool["name"] for tool in TOOLS if is_deferred(tool["name"])]
+
+
 def tools_for_request() -> list[dict]:
     """The `tools` of the next request: every tool that is not deferred, in TOOLS
     order, then the loaded deferred ones in the order they were loaded."""
-    stable = [tool for tool in TOOLS if tool["name"] not in DEFERRED_TOOLS]
+    stable = [tool for tool in TOOLS if not is_deferred(tool["name"])]
     # The stable part is the same in every request: mark its end for prompt caching.
     # subtle: a copy, so TOOLS itself never carries the marker.
     stable[-1] = {**stable[-1], "cache_control": {"type": "ephemeral"}}
@@ -908,7 +927,9 @@ def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | Non
                                   for c, _ in effects.parts for op, t in c.redirects):
             return " (a redirection writes to a file only known at run time)"
         return "" if any(path_rule_matches(content, p) for p in paths) else None
-    if name != tool and name not in tool_meta(tool)["names"]:
+    server = name.removesuffix("__*") + "__"  # s05: `mcp__server`: its every tool
+    if name != tool and name not in tool_meta(tool)["names"] and not (
+            name.startswith("mcp__") and tool.startswith(server)):
         return None
     if content in (None, "*", ""):
         return ""  # a bare tool name matches every call
@@ -1043,7 +1064,7 @@ def agent_programs() -> list:
     return [Path(p).resolve() for p in [sys.prefix, Path(__file__).parent,
                                         *os.environ.get("PATH", "").split(os.pathsep),
                                         *(Path(f).parent for f in found if f)]
-            if p] + hook_programs()  # s04: and what the hooks run
+            if p] + hook_programs() + mcp_programs()  # s04, s05: hooks', servers'
 
 
 def home_problem() -> str | None:
@@ -1272,15 +1293,15 @@ def tool_search(query: str, max_results: int = 5) -> str:
         unknown = [w for w, name in zip(wanted, names) if name not in TOOL_BY_NAME]
         if unknown or not wanted:
             raise ToolError(f"no tool named {', '.join(unknown) or '(none given)'}. "
-                            f"Deferred tools: {', '.join(DEFERRED_TOOLS)}.")
+                            f"Deferred tools: {', '.join(deferred_names())}.")
     else:
         names = rank_tools(query)[:max(1, max_results)]
         if not names:
             return (f"No deferred tool matches {query!r}. Deferred tools: "
-                    f"{', '.join(DEFERRED_TOOLS)}. Load one by name with "
+                    f"{', '.join(deferred_names())}. Load one by name with "
                     "'select:<name>'.")
     for name in names:
-        if name in DEFERRED_TOOLS and name not in SESSION["loaded"]:
+        if is_deferred(name) and name not in SESSION["loaded"]:
             SESSION["loaded"].append(name)  # never sorted: see tools_for_request
     keys = ("name", "description", "input_schema")
     definitions = [{k: TOOL_BY_NAME[n][k] for k in keys} for n in dict.fromkeys(names)]
@@ -1294,10 +1315,10 @@ STOP_WORDS = {"a", "an", "the", "to", "of", "in", "on", "for", "and", "or", "wit
 
 def rank_tools(query: str) -> list[str]:
     """Deferred tools by keyword matches: a word of the name (ours or Claude Code's)
-    counts 3, a word of the description 1. Best first; ties in DEFERRED_TOOLS order."""
+    counts 3, a word of the description 1. Best first; ties in TOOLS order."""
     words = set(re.findall(r"[a-z0-9]+", query.lower())) - STOP_WORDS
     scores = {}
-    for name in DEFERRED_TOOLS:
+    for name in deferred_names():
         in_name = set(name.split("_")) | {name.replace("_", "")}
         in_name |= {cc.lower() for cc in tool_meta(name)["names"]}
         in_text = set(re.findall(r"[a-z0-9]+",
@@ -1476,6 +1497,9 @@ def system_prompt() -> str:
     if errors:
         text += ("\n\nSkills that could not be loaded (tell the user if one matters):\n"
                  + "\n".join(f"- {e}" for e in errors))
+    if mcp := [name for name in deferred_names() if name.startswith("mcp__")]:
+        text += ("\n\nTools of the MCP servers, deferred (load one with tool_search "
+                 "before you call it): " + ", ".join(mcp))
     return text
 
 
@@ -1503,6 +1527,145 @@ register(skill, "Load a skill by name: its instructions, and the folder of the f
          "it bundles. The skills available are listed in the system prompt.",
          {"name": (str, "The skill's name."), "args": (str, "Passed to the skill.")},
          ["name"], names=("Skill",), **CHANGES_NOTHING)
+
+
+# === s05 · MCP servers: approved before they start ===
+# An MCP server is a program that offers tools over the Model Context Protocol (here:
+# JSON-RPC on its stdin and stdout). The project's `.mcp.json` names its servers, in
+# Claude Code's format. A server runs outside the sandbox, with your rights, as a
+# hook does: it starts only once approved, in the settings or by you at a terminal.
+MCP_CONFIG = ".mcp.json"   # at the workspace root
+MCP_START_TIMEOUT = 30     # seconds a server has to start and list its tools
+MCP_CALL_TIMEOUT = 60      # seconds one tool call may take
+MCP = McpServers()         # the servers running (mcp_client.py); none at import
+
+
+def mcp_config() -> tuple[dict, list[str]]:
+    """({name: {"command", "args", "env"}}, problems) from .mcp.json: the stdio
+    servers (the type Claude Code assumes when a server has a command)."""
+    file, found, problems = Path.cwd() / MCP_CONFIG, {}, []
+    try:
+        text = file.read_text(encoding="utf-8") if file.is_file() else "{}"
+        servers = json.loads(text).get("mcpServers") or {}
+        entries = list(servers.items())
+    except (ValueError, OSError, AttributeError) as e:
+        return {}, [f"{MCP_CONFIG} ignored: {e}"]
+    for name, spec in entries:
+        spec = spec if isinstance(spec, dict) else {}
+        if spec.get("type", "stdio") != "stdio" or not isinstance(
+                spec.get("command"), str):
+            problems.append(f"{name}: skipped (a stdio server needs a command; "
+                            "this chapter starts no http or sse servers)")
+            continue
+        found[name] = {"command": spec["command"],
+                       "args": [str(a) for a in spec.get("args") or []],
+                       "env": {str(k): str(v) for k, v in
+                               (spec.get("env") or {}).items()}}
+    return found, problems
+
+
+def mcp_approved(name: str, spec: dict) -> tuple[bool, str]:
+    """May this project server start? (yes/no, why not). The settings decide
+    (disabledMcpjsonServers first), else you do; no terminal, no start."""
+    settings = {}
+    for file in SETTINGS_FILES:
+        with contextlib.suppress(ValueError, OSError, AttributeError):
+            settings |= json.loads((Path.cwd() / file).read_text(encoding="utf-8"))
+    if name in (settings.get("disabledMcpjsonServers") or []):
+        return False, "disabledMcpjsonServers in the settings"
+    if settings.get("enableAllProjectMcpServers") is True or name in (
+            settings.get("enabledMcpjsonServers") or []):
+        return True, ""
+    if not stdin_is_interactive():
+        return False, ("not approved: list it in enabledMcpjsonServers in "
+                       ".claude/settings.local.json, or start the agent at a terminal")
+    print(printable(f"\n? Start the MCP server {name} from {MCP_CONFIG}: "
+                    f"{' '.join([spec['command'], *spec['args']])}\n"
+                    "  It runs outside the sandbox, with your rights."))
+    answer = None
+    while answer not in ("y", "yes", "n", "no"):
+        try:
+            answer = input("  [y]es / [n]o: ").strip().lower()
+        except EOFError:
+            answer = "n"
+    return answer.startswith("y"), "you said no"
+
+
+def mcp_programs() -> list:
+    """The workspace files a server's command names (`python3 tools/server.py`), or
+    their folder: a server runs outside the sandbox, which keeps them read-only."""
+    workspace = Path.cwd().resolve()
+    words = [w for spec in mcp_config()[0].values()
+             for w in [spec["command"], *spec["args"]]]
+    paths = [(workspace / w).resolve() for w in words if w]
+    return [p.parent if p.parent != workspace else p for p in paths
+            if p.is_file() and p.is_relative_to(workspace)]
+
+
+def show_mcp_line(text: str, error: bool = False) -> None:
+    row = printable(f"mcp: {text}")
+    print(f"\033[33m{row}\033[0m" if COLOR and error else row, flush=True)
+
+
+# === s05 · MCP servers: their tools join the pool ===
+# Each tool of a server becomes `mcp__SERVER__TOOL`, with the server's own schema and
+# a proxy that forwards the call. They go after the built-in tools, sorted by name,
+# and deferred: the built-ins' cache mark (tools_for_request) stays where it was,
+# and a new server changes only the list of names in the system prompt. The gate,
+# the rules and the hooks see the MCP name like any other; only a tool that says so
+# (its readOnlyHint annotation) counts as read-only.
+def connect_mcp_servers() -> None:
+    """Start each approved server of .mcp.json and add its tools to the pool; one
+    line per server. A server that does not start leaves the agent as it was."""
+    servers, problems = mcp_config()
+    for problem in problems:
+        show_mcp_line(problem, error=True)
+    added = []
+    for name, spec in servers.items():
+        approved, why = mcp_approved(name, spec)
+        if not approved:
+            show_mcp_line(f"{name}: not started ({why})")
+            continue
+        try:
+            tools = MCP.start(name, spec["command"], spec["args"], spec["env"],
+                              str(Path.cwd()), MCP_START_TIMEOUT)
+        except McpError as e:
+            show_mcp_line(f"{name}: did not start: {e}", error=True)
+            continue
+        added += [mcp_tool(name, tool) for tool in tools]
+        show_mcp_line(f"{name}: {len(tools)} tools, deferred (mcp__{name}__...)")
+    for schema, handler, meta in sorted(added, key=lambda t: t[0]["name"]):
+        TOOLS.append(schema)  # after every built-in: the order is stable
+        TOOL_HANDLERS[schema["name"]], TOOL_BY_NAME[schema["name"]] = handler, schema
+        TOOL_META[schema["name"]] = meta
+
+
+def mcp_tool(server: str, tool) -> tuple[dict, object, dict]:
+    """A server's tool for the pool: (its schema as `mcp__server__tool`, the proxy
+    that calls it, its safety metadata from its annotations)."""
+    name = "mcp__" + "__".join(re.sub(r"[^A-Za-z0-9_-]", "_", part)
+                               for part in (server, tool.name))
+    read_only = bool(tool.annotations and tool.annotations.read_only_hint is True)
+
+    def proxy(**arguments) -> str:
+        output, failed = MCP.call(server, tool.name, arguments, MCP_CALL_TIMEOUT)
+        if failed:  # an isError result, a dead server, a timeout: data, as always
+            raise ToolError(output)
+        return output
+    schema = {"name": name, "description": tool.description or tool.title or name,
+              "input_schema": tool.input_schema}
+    return schema, proxy, {"names": (), "is_read_only": lambda i: read_only,
+                           "is_destructive": lambda i: None}
+
+
+def disconnect_mcp_servers() -> None:
+    """Stop every server (no server outlives the agent) and take its tools out."""
+    MCP.close()
+    TOOLS[:] = [tool for tool in TOOLS if not tool["name"].startswith("mcp__")]
+    for registry in (TOOL_HANDLERS, TOOL_BY_NAME, TOOL_META):
+        for name in [n for n in registry if n.startswith("mcp__")]:
+            del registry[name]
+    SESSION["loaded"] = [n for n in SESSION["loaded"] if not n.startswith("mcp__")]
 
 
 # === s03 · permissions: read before edit ===
@@ -1881,7 +2044,7 @@ def execute_tool(block) -> tuple[str, bool]:
     if handler is None:
         return (f"Error: unknown tool '{block.name}'. "
                 f"Available: {', '.join(TOOL_HANDLERS)}."), True
-    if block.name in DEFERRED_TOOLS and block.name not in SESSION["loaded"]:
+    if is_deferred(block.name) and block.name not in SESSION["loaded"]:
         return (f"Error: {block.name} is a deferred tool and is not loaded yet. "
                 f"Load it first with tool_search (query 'select:{block.name}'), "
                 "then call it."), True
@@ -2270,10 +2433,14 @@ def run_offline_demo(args) -> int:
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
         client = make_client()
         print(permission_summary(), hooks_summary(), sep="\n")
+        connect_mcp_servers()
         messages: list = []
-        for prompt in prompts:
-            print(f"{CHAPTER} >> {prompt}")
-            run_task(prompt, messages, client, args)
+        try:
+            for prompt in prompts:
+                print(f"{CHAPTER} >> {prompt}")
+                run_task(prompt, messages, client, args)
+        finally:  # before the scratch folder goes: the servers run in it
+            disconnect_mcp_servers()
     return 0
 
 
@@ -2347,8 +2514,7 @@ def key_problem(env_file: Path) -> str | None:
 def main(argv=None) -> int:
     args = parse_args(argv)
     env_file = Path(__file__).resolve().parent.parent / ".env"
-    problem = None if args.offline else key_problem(env_file)
-    if problem:  # before .env is loaded: we need to know where the key came from
+    if not args.offline and (problem := key_problem(env_file)):  # before .env loads
         print(f"error: {problem}", file=sys.stderr)
         return 1
     from dotenv import load_dotenv
@@ -2369,6 +2535,7 @@ def main(argv=None) -> int:
             return 1
         client = make_client()
         print(permission_summary(), hooks_summary(), sep="\n")
+        connect_mcp_servers()
         if args.prompt:
             run_task(" ".join(args.prompt), [], client, args)
             return 0
@@ -2382,6 +2549,8 @@ def main(argv=None) -> int:
     except Exception as e:
         print("error: " + printable(explain(e)), file=sys.stderr)
         return 1
+    finally:  # Ctrl-C included: no server outlives the agent
+        disconnect_mcp_servers()
 
 
 if __name__ == "__main__":

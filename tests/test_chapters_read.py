@@ -41,7 +41,14 @@ MAX_FUNCTION_LINES = 40
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
 MODULES = (MODULE, "sandbox.py", "rules.py")  # ... the sandbox, the rule syntax
+LATER_MODULES = {"mcp_client.py": "s05"}  # from a later chapter on: MCP's talking
 MODULE_CHAPTERS = [c for c in CHAPTERS if (ROOT / c / MODULE).exists()]
+FIRST = {m: "s03" for m in MODULES} | LATER_MODULES  # module -> the chapter it starts in
+
+
+def module_chapters(module: str) -> list[str]:
+    """The chapters that hold `module`: its first, and every one after it."""
+    return [c for c in CHAPTERS if c >= FIRST[module]]
 
 
 def source(chapter: str, file: str = "code.py") -> str:
@@ -188,7 +195,7 @@ def test_line_budgets_and_function_lengths(capsys):
         rows.append(f"{MODULE}: {size} lines (budget {BASH_SAFETY_LINES})")
         over += [f"{MODULE} has {size} lines"] if size > BASH_SAFETY_LINES else []
     for chapter, file in [(c, "code.py") for c in CHAPTERS] + [
-            (c, m) for c in MODULE_CHAPTERS[:1] for m in MODULES]:
+            (module_chapters(m)[0], m) for m in FIRST]:
         for node in ast.walk(ast.parse(source(chapter, file))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                     node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
@@ -218,7 +225,7 @@ def ruff_findings(path: str, text: str, *options: str) -> list[str]:
 
 
 @pytest.mark.parametrize("chapter, file", [(c, "code.py") for c in CHAPTERS]
-                         + [(c, m) for c in MODULE_CHAPTERS[:1] for m in MODULES])
+                         + [(module_chapters(m)[0], m) for m in FIRST])
 def test_chapter_passes_ruff_lines_fit_88_columns(chapter, file):
     """`ruff check` passes: no line over 88 columns (E501), and nothing else ruff
     checks, but the few rules the chapters break on purpose (pyproject.toml)."""
@@ -249,30 +256,35 @@ def test_exercise_files_fit_88_columns():
 
 # --- the bash classifier: one file, carried unchanged --------------------------------
 
-@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize("module", list(FIRST))
 def test_the_modules_are_the_same_files_in_every_chapter_from_s03(module):
     """Each chapter folder stands alone, so each from s03 on holds bash_safety.py and
-    sandbox.py; the copies are s03's, byte for byte (a fix goes into every one)."""
-    assert MODULE_CHAPTERS == [c for c in CHAPTERS if c >= "s03"], MODULE_CHAPTERS
-    first = (ROOT / MODULE_CHAPTERS[0] / module).read_bytes()
-    differ = [c for c in MODULE_CHAPTERS if (ROOT / c / module).read_bytes() != first]
-    assert not differ, (f"{module} differs from {MODULE_CHAPTERS[0]}'s in {differ}: "
-                        f"copy it (cp {MODULE_CHAPTERS[0]}/{module} <chapter>/)")
+    sandbox.py (from s05 on, mcp_client.py); the copies are the first chapter's, byte
+    for byte (a fix goes into every one)."""
+    chapters = module_chapters(module)
+    holding = [c for c in CHAPTERS if (ROOT / c / module).exists()]
+    assert holding == chapters, holding
+    first = (ROOT / chapters[0] / module).read_bytes()
+    differ = [c for c in chapters if (ROOT / c / module).read_bytes() != first]
+    assert not differ, (f"{module} differs from {chapters[0]}'s in {differ}: "
+                        f"copy it (cp {chapters[0]}/{module} <chapter>/)")
 
 
-@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize("module", list(FIRST))
 def test_the_modules_read_top_to_bottom_with_their_own_reading_maps(module):
-    """Its docstring's reading map names its sections in order, each under an s03
-    banner; every definition stands under one, and code.py does not define them again."""
-    chapter = MODULE_CHAPTERS[0]
+    """Its docstring's reading map names its sections in order, each under a banner of
+    the chapter it starts in; every definition stands under one, and code.py does not
+    define them again."""
+    chapter = module_chapters(module)[0]
     marks = banners(chapter, module)
     doc = ast.get_docstring(ast.parse(source(chapter, module)))
-    listed = re.findall(r"^  (s03 · [^\n]+?)(?:  |$)", doc.split("Reading map", 1)[1], re.M)
+    listed = re.findall(rf"^  ({chapter[:3]} · [^\n]+?)(?:  |$)",
+                        doc.split("Reading map", 1)[1], re.M)
     assert listed == [f"{o} · {t}" for _, o, t in marks], listed
-    assert {o for _, o, _ in marks} == {"s03"}
+    assert {o for _, o, _ in marks} == {chapter[:3]}
     first = min(line for line, _ in definitions(chapter, module).values())
     assert marks[0][0] < first, f"{module}: code before its first banner"
-    for c in MODULE_CHAPTERS:
+    for c in module_chapters(module):
         again = set(definitions(c)) & set(definitions(chapter, module)) - {"is_inside"}
         assert not again, f"{c}/code.py defines {module}'s {sorted(again)} again"
 
