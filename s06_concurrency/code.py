@@ -85,7 +85,8 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                           sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from .rules import (command_rule_matches, parse_rule, path_rule_matches,
                         read_denied, read_deny_patterns, shell_rule_applies, url_host)
-    from .mcp_client import McpError, McpServers
+    from .mcp_client import McpError, McpServers, read_config
+    from .background import start_task, stop_all, stop_task, tell_ended
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
@@ -93,7 +94,8 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from rules import (command_rule_matches, parse_rule, path_rule_matches,
                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
-    from mcp_client import McpError, McpServers
+    from mcp_client import McpError, McpServers, read_config
+    from background import start_task, stop_all, stop_task, tell_ended
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s06"
@@ -147,7 +149,7 @@ SESSION = new_session()  # main() sets the mode
 
 def reset_session() -> None:
     """Forget everything this run learned (the tests start each case with this)."""
-    stop_tasks()  # s06: and no background command outlives what it was started for
+    stop_all(SESSION.get("tasks", {}), kill_group)  # s06: no background command left
     SESSION.clear()
     SESSION.update(new_session())
 
@@ -1598,27 +1600,9 @@ MCP = McpServers()         # the servers running (mcp_client.py); none at import
 
 
 def mcp_config() -> tuple[dict, list[str]]:
-    """({name: {"command", "args", "env"}}, problems) from .mcp.json: the stdio
-    servers (the type Claude Code assumes when a server has a command)."""
-    file, found, problems = Path.cwd() / MCP_CONFIG, {}, []
-    try:
-        text = file.read_text(encoding="utf-8") if file.is_file() else "{}"
-        servers = json.loads(text).get("mcpServers") or {}
-        entries = list(servers.items())
-    except (ValueError, OSError, AttributeError) as e:
-        return {}, [f"{MCP_CONFIG} ignored: {e}"]
-    for name, spec in entries:
-        spec = spec if isinstance(spec, dict) else {}
-        if spec.get("type", "stdio") != "stdio" or not isinstance(
-                spec.get("command"), str):
-            problems.append(f"{name}: skipped (a stdio server needs a command; "
-                            "this chapter starts no http or sse servers)")
-            continue
-        found[name] = {"command": spec["command"],
-                       "args": [str(a) for a in spec.get("args") or []],
-                       "env": {str(k): str(v) for k, v in
-                               (spec.get("env") or {}).items()}}
-    return found, problems
+    """({name: {"command", "args", "env"}}, problems): the stdio servers .mcp.json
+    names (mcp_client.py reads Claude Code's format)."""
+    return read_config(Path.cwd() / MCP_CONFIG)
 
 
 def mcp_approved(name: str, spec: dict) -> tuple[bool, str]:
@@ -2499,92 +2483,27 @@ def stream_reply(client, model: str, system: str, messages: list, tools: list,
 
 # === s06 · background commands: started now, heard of later ===
 # A dev server never ends; a long build need not hold up the model. It starts under
-# the same decision and sandbox as any other, in a thread that holds its sandbox for
-# its whole life. (Batching is unchanged: it starts beside others if it only reads.)
-TASKS_LOCK = threading.Lock()  # two starts in one batch take two ids
-TASK_NOTICE = ("<task-notification>\n<task-id>{id}</task-id>\n<output-file>{file}"
-               "</output-file>\n<status>{status}</status>\n<summary>Background command "
-               "{command} {how}</summary>\n</task-notification>\nRead the output file "
-               "to retrieve the result: {file}")
-
-
+# the same decision and sandbox as any other (batching is unchanged: it starts beside
+# others if it only reads). background.py keeps it running, stops it, words the news.
 def start_in_background(command: str, unsandboxed: bool = False) -> str:
-    """Start `command` in a thread of its own and return at once: its task id and
-    output file (stdout and stderr, in RESULTS_DIR); or why it could not start."""
-    with TASKS_LOCK:  # a task: {"command", "file", "status", "proc", "told", ...}
-        task_id = f"bash_{len(SESSION['tasks']) + 1}"
-        task = SESSION["tasks"][task_id] = {
-            "command": command, "status": "starting", "told": False, "how": "",
-            "file": f"{RESULTS_DIR}/{task_id}.output", "started": threading.Event()}
-    task["thread"] = threading.Thread(target=watch, args=(task_id, task, unsandboxed),
-                                      daemon=True)
-    task["thread"].start()
-    if task["started"].wait() and task["status"] == "starting":
-        del SESSION["tasks"][task_id]
-        raise task["error"]
+    """Start `command`, confined and bounded as in the foreground, and return at once:
+    its task id and output file (stdout and stderr); or why it could not start."""
+    task_id = start_task(
+        SESSION["tasks"], command, RESULTS_DIR, confine(command, unsandboxed),
+        output=create_result_file, env={**os.environ, **NON_INTERACTIVE_ENV},
+        wait=lambda proc, out: wait_for(proc, float("inf"), out))
     return (f"Command running in background with ID: {task_id}. Output is being "
-            f"written to: {task['file']}. You will be told when it ends.")
-
-
-def watch(task_id: str, task: dict, unsandboxed: bool) -> None:
-    """The command's whole life: start it confined, wait (no time limit, its output
-    bounded), record how it ended. subtle: bwrap --die-with-parent follows the thread
-    that started it; a pool thread that ends would take the command with it."""
-    try:
-        with (os.fdopen(create_result_file(f"{task_id}.output"), "wb") as out,
-              confine(task["command"], unsandboxed) as argv):
-            task["proc"] = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env={**os.environ, **NON_INTERACTIVE_ENV}, start_new_session=True)
-            task["status"] = "running"
-            task["started"].set()
-            wait_for(task["proc"], float("inf"), out)
-    except Exception as e:  # no sandbox, no output file: the call says so
-        task["error"] = e
-        return task["started"].set()
-    with TASKS_LOCK:  # subtle: task_stop may have said "killed" first; that stands
-        if task["status"] == "running" and (code := task["proc"].returncode) == 0:
-            task.update(status="completed", how="completed (exit code 0)")
-        elif task["status"] == "running":  # -9: its output passed MAX_OUTPUT_BYTES
-            task.update(status="failed", how=f"failed with exit code {code}")
+            f"written to: {RESULTS_DIR}/{task_id}.output. You will be told when it "
+            "ends.")
 
 
 def task_stop(task_id: str) -> str:
     """End a background command and every process it started, for good."""
-    task = SESSION["tasks"].get(task_id, {"status": "unknown"})
-    with TASKS_LOCK:
-        if (status := task["status"]) == "running":  # no notification will follow
-            task.update(status="killed", told=True, how="was stopped")
-    if status != "running":
+    if (status := stop_task(SESSION["tasks"], task_id, kill_group)) != "running":
         raise ToolError(f"task {task_id!r} is not running (status: {status}); the "
                         f"tasks: {', '.join(SESSION['tasks']) or 'none'}.")
-    kill_group(task["proc"])
-    task["thread"].join()  # its sandbox released, its output file closed
-    return f"Stopped task {task_id} ({task['command']}) and everything it started."
-
-
-def stop_tasks() -> None:
-    """Ctrl-C, `exit`, the end of a one-task run: no background command outlives us."""
-    for task_id, task in list(SESSION.get("tasks", {}).items()):
-        with contextlib.suppress(ToolError):  # it may end as we look
-            task_stop(task_id)
-
-
-def tell_ended(messages: list) -> None:
-    """A <task-notification> for each command that ended since the last request, after
-    the tool_results of the user message about to be sent (the main agent's)."""
-    if AGENT_DEPTH.get() or not messages or messages[-1]["role"] != "user":
-        return
-    ended = [(i, t) for i, t in SESSION["tasks"].items() if t["how"] and not t["told"]]
-    for task_id, task in ended:
-        task["told"] = True
-        say(f"  [background {task_id} {task['how']}: the model is told]")
-    notes = [{"type": "text", "text": TASK_NOTICE.format_map(
-        {**t, "id": i, "command": json.dumps(t["command"])})} for i, t in ended]
-    if notes:  # subtle: a prompt is a string; the notices go after it, as blocks
-        content = messages[-1]["content"]
-        messages[-1]["content"] = [*([{"type": "text", "text": content}]
-                                     if isinstance(content, str) else content), *notes]
+    return (f"Stopped task {task_id} ({SESSION['tasks'][task_id]['command']}) and "
+            "everything it started.")
 
 
 register(task_stop, "Stop a background command (run_shell with run_in_background) "
@@ -2602,7 +2521,8 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
     system = system_prompt()
     for _ in range(max_turns):
         offered = tools_for_request() if tools is None else tools  # loaded tools join
-        tell_ended(messages)  # background commands that ended since the last request
+        if not AGENT_DEPTH.get():  # the main agent hears of what ended since
+            tell_ended(SESSION["tasks"], messages, say)
         with ToolRunner((client, model, offered)) as runner:  # may run calls mid-stream
             response = stream_reply(client, model, system, messages, offered, runner)
             show_usage(response.usage)
@@ -2815,7 +2735,7 @@ def repl(client, args) -> int:
             # subtle: a cut-off turn may hold a tool_use with no tool_result; drop
             # the whole exchange so the transcript stays valid for the next prompt.
             del messages[mark:]
-            stop_tasks()  # s06: its background commands with it
+            stop_all(SESSION["tasks"], kill_group)  # s06: its background commands too
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
             print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
@@ -2964,7 +2884,7 @@ def main(argv=None) -> int:
         print("error: " + printable(explain(e)), file=sys.stderr)
         return 1
     finally:  # Ctrl-C included: no server, no background command outlives the agent
-        stop_tasks(), disconnect_mcp_servers()
+        stop_all(SESSION["tasks"], kill_group), disconnect_mcp_servers()
 
 
 if __name__ == "__main__":
