@@ -99,7 +99,9 @@ def test_a_failing_background_command_is_told_with_its_exit_code(mod, server, cl
                                                                  trusted):
     """A command that fails in the background: status failed, its exit code, on the
     first request after it ended (here the next prompt's, a string made blocks)."""
-    server.add(reply(background("ls no-such-file")), reply("Started."))
+    # subtle: the sleep, so that it cannot end before the request that follows its
+    # start, even on a loaded machine (that request would carry the notice instead)
+    server.add(reply(background("sleep 1; ls no-such-file")), reply("Started."))
     messages, _ = run_agent(mod, client, "start it")
     wait_until(lambda: mod.SESSION["tasks"]["bash_1"]["status"] != "running")
     messages.append({"role": "user", "content": "and?"})
@@ -132,7 +134,7 @@ def test_task_stop_ends_another_for_good(mod, server, client, trusted):
     assert unknown["is_error"] and "'bash_9' is not running (status: unknown)" in \
         result_text(unknown)
     pid = mod.SESSION["tasks"]["bash_1"]["proc"].pid
-    assert not group_alive(pid), "its process group is still there"
+    wait_until(lambda: not group_alive(pid))  # killed: gone in a moment
     assert_no_process("sleep 2.71828")
     time.sleep(3)  # past the moment the file would have been written
     assert not Path("stopped.txt").exists(), "the stopped command went on"
@@ -175,7 +177,8 @@ def test_a_background_read_runs_beside_reads_a_background_write_alone(mod):
 def test_no_background_command_outlives_the_agent(chapter_name, how, server, trusted):
     """`exit`, the end of input and the end of a one-task run stop every background
     command: no process of the workspace remains."""
-    marker = {"exit": "3.14159", "end of input": "2.71829", "one task": "1.41421"}[how]
+    # long enough that a slow start of the agent (a loaded machine) cannot outlast it
+    marker = {"exit": "13.14159", "end of input": "12.71829", "one task": "11.41421"}[how]
     server.add(reply(background(f"sleep {marker}0; echo late > late.txt")),
                reply("Started it."))
     args, stdin = (("go",), None) if how == "one task" else \
