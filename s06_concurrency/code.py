@@ -16,7 +16,7 @@ fills the parent's context. This chapter adds:
 - `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
   and returns its final answer. Several run in parallel, labelled on the terminal.
 - run_in_background: a task id and an output file at once, a <task-notification>
-  on the next request when it ends, `task_stop`; none outlives the agent.
+  once it ends, `task_stop`; none outlives the agent (mechanics: background.py).
 
 Reading map (search for "s06 ·" to find what is new):
   New here:
