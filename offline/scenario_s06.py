@@ -1,25 +1,34 @@
-"""s06's offline demo: parallel batches, streaming early start and two subagents.
+"""s06's offline demo: parallel batches, streaming early start, two subagents and a
+command in the background.
 
 The setup writes a .claude/settings.json that allows the test run, so the one unsafe
 call of the story runs instead of being denied (the demo has no terminal to ask).
 
-1. A slowly streamed reply with six calls. The three safe ones at its head start
-   while the model is still writing; the test run (not read-only, so unsafe) waits
-   for the end of the reply and runs alone; the read after it waits for it.
-2. Two subagents, one per money function, run side by side; their turns are routed
-   by their prompts, since they reach the server in no fixed order. Their lines on
-   the terminal are labelled with their descriptions.
-3. The answer quotes what the subagents returned.
+1. A slowly streamed reply with five calls. The three safe ones at its head start
+   while the model is still writing; the slow test run (not read-only, so unsafe)
+   waits for the end of the reply, alone, and starts in the background: its call
+   returns at once with a task id and an output file; the read after it waits for it.
+2. While the tests run, two subagents, one per money function, run side by side;
+   their turns are routed by their prompts, since they reach the server in no fixed
+   order. Their lines on the terminal are labelled with their descriptions.
+3. The tests have ended: the next request carries a <task-notification>, and the
+   model reads the output file.
+4. The answer quotes the tests' summary and what the subagents returned.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import time
+from pathlib import Path
 
-from .scenarios import tool_results, unittest_summary_from
+from .scenarios import results_of, unittest_summary
 from .server import reply, routed, tool_use
 
 SETTINGS = {"permissions": {"allow": ["Bash(python3 -m unittest:*)"]}}
+TESTS = "sleep 1; python3 -m unittest 2>&1 | tail -n 3"  # slow: run in the background
+OUTPUT = ".tool-results/bash_1.output"  # where its output goes (the call says so)
 
 CHECK_TOTAL = ("Read inventory.py and tell me in one sentence whether total_value "
                "computes what its docstring promises.")
@@ -32,32 +41,54 @@ def setup(workdir) -> None:
     (workdir / ".claude" / "settings.json").write_text(json.dumps(SETTINGS, indent=2))
 
 
+def when_the_tests_end(then: dict):
+    """A turn that first waits until the background tests have written their summary.
+    subtle: a real model's pace varies; the scripted one waits here, before the
+    subagents' second of work, so that the <task-notification> comes with the same
+    request on every run and the transcript stays the same."""
+    def turn(request: dict) -> dict:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not re.search(
+                r"^(OK|FAILED)", Path(OUTPUT).read_text() if Path(OUTPUT).is_file()
+                else "", re.MULTILINE):
+            time.sleep(0.05)
+        return then
+    return turn
+
+
+def tests_summary(request: dict) -> str:
+    """The unittest summary in the output file, as read_file showed it."""
+    shown = " ".join(results_of(request, "read_file", file_path=OUTPUT))
+    return unittest_summary([re.sub(r"^ *\d+\t", "", shown, flags=re.MULTILINE)])
+
+
 def subagent_answers(request: dict) -> list[str]:
-    """The subagents' final answers: the tool_results of the last user message."""
-    return tool_results(request["messages"][-1])
+    """The subagents' final answers: the results of the agent calls."""
+    return results_of(request, "agent")
 
 
 def scenario() -> dict:
     """The scenario, made afresh for each run: its routed turns are used up as they
     are played (a second demo in the same process needs its own)."""
     return {
-        "title": "parallel batches, streaming early start, subagents",
+        "title": "parallel batches, early start, subagents, background tests",
         "setup": setup,
-        "prompts": ["Give me a quick tour of this project, run its tests, and check the two "
-                    "functions that compute money. Be quick: do things in parallel."],
+        "prompts": [("Give me a quick tour of this project, run its tests, and check the "
+                     "two functions that compute money. Be quick: do things in parallel.")],
         "turns": [
             # Streamed slowly: watch the first three calls start before the reply ends.
-            reply("I'll look at the layout, the functions and the sizes at once, then run "
-                  "the tests (that one runs alone), then read the README.",
+            reply("I'll look at the layout, the functions and the sizes at once, start "
+                  "the tests in the background (they are slow), then read the README.",
                   tool_use("list_files", {"pattern": "**/*"}),
                   tool_use("grep_search", {"pattern": r"^def ", "include": "*.py"}),
                   tool_use("run_shell", {"command": "sleep 1; wc -l *.py"}),
-                  tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"}),
+                  tool_use("run_shell", {"command": TESTS, "run_in_background": True}),
                   tool_use("read_file", {"file_path": "README.md", "limit": 5}),
                   event_delay=0.04),
-            reply("Two independent checks: one subagent each.",
-                  tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL}),
-                  tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT})),
+            when_the_tests_end(reply(
+                "While the tests run: two independent checks, one subagent each.",
+                tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL}),
+                tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT}))),
             *routed({
                 CHECK_TOTAL: [
                     reply(tool_use("grep_search", {"pattern": "total \\+=", "path": "inventory.py"}),
@@ -71,9 +102,11 @@ def scenario() -> dict:
                     reply("The low-stock lines name the item but not how many are left.",
                           delay=0.5)],
             }),
+            reply("The tests have finished; I'll read their output.",
+                  tool_use("read_file", {"file_path": OUTPUT})),
             lambda request: reply(
                 "Tour: stockroom keeps stock in stock.json; inventory.py computes values, "
-                "report.py prints the morning report. Tests: " + unittest_summary_from(request)
+                "report.py prints the morning report. Tests: " + tests_summary(request)
                 + ". The subagents found: (1) " + " (2) ".join(subagent_answers(request))
                 + " I changed nothing."),
         ],

@@ -80,7 +80,7 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                           sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from .rules import (command_rule_matches, parse_rule, path_rule_matches,
                         read_denied, read_deny_patterns, shell_rule_applies, url_host)
-    from .mcp_client import McpError, McpServers
+    from .mcp_client import McpError, McpServers, read_config
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
@@ -88,7 +88,7 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from rules import (command_rule_matches, parse_rule, path_rule_matches,
                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
-    from mcp_client import McpError, McpServers
+    from mcp_client import McpError, McpServers, read_config
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s05"
@@ -1542,27 +1542,9 @@ MCP = McpServers()         # the servers running (mcp_client.py); none at import
 
 
 def mcp_config() -> tuple[dict, list[str]]:
-    """({name: {"command", "args", "env"}}, problems) from .mcp.json: the stdio
-    servers (the type Claude Code assumes when a server has a command)."""
-    file, found, problems = Path.cwd() / MCP_CONFIG, {}, []
-    try:
-        text = file.read_text(encoding="utf-8") if file.is_file() else "{}"
-        servers = json.loads(text).get("mcpServers") or {}
-        entries = list(servers.items())
-    except (ValueError, OSError, AttributeError) as e:
-        return {}, [f"{MCP_CONFIG} ignored: {e}"]
-    for name, spec in entries:
-        spec = spec if isinstance(spec, dict) else {}
-        if spec.get("type", "stdio") != "stdio" or not isinstance(
-                spec.get("command"), str):
-            problems.append(f"{name}: skipped (a stdio server needs a command; "
-                            "this chapter starts no http or sse servers)")
-            continue
-        found[name] = {"command": spec["command"],
-                       "args": [str(a) for a in spec.get("args") or []],
-                       "env": {str(k): str(v) for k, v in
-                               (spec.get("env") or {}).items()}}
-    return found, problems
+    """({name: {"command", "args", "env"}}, problems): the stdio servers .mcp.json
+    names (mcp_client.py reads Claude Code's format)."""
+    return read_config(Path.cwd() / MCP_CONFIG)
 
 
 def mcp_approved(name: str, spec: dict) -> tuple[bool, str]:

@@ -1,8 +1,9 @@
 """mcp_client: MCP servers over stdio, driven from a synchronous agent (s05 on).
 
 code.py decides the policy: which servers start (`.mcp.json`, approved), what their
-tools are called (`mcp__server__tool`), whether a call may run. This file does the
-talking, with the official `mcp` SDK, and a first reading can skip it:
+tools are called (`mcp__server__tool`), whether a call may run. This file reads
+`.mcp.json` and does the talking, with the official `mcp` SDK; a first reading can
+skip it:
 - The SDK is asynchronous (asyncio); the agent loop is not. One background thread
   runs one event loop for the whole agent. Each server lives in a task of its own on
   that loop (the SDK's `async with` blocks must be entered and left by one task),
@@ -15,6 +16,7 @@ talking, with the official `mcp` SDK, and a first reading can skip it:
   group) and the thread. The same file stands in every chapter from s05 on.
 
 Reading map:
+  s05 · mcp: the servers .mcp.json names     read_config(): Claude Code's format
   s05 · mcp: one thread, one event loop      McpServers.run(): a coroutine, waited for
   s05 · mcp: a server, alive in its task     start(), serve(): started, tools listed
   s05 · mcp: calling a tool                  call(), as_text(): the answer as text
@@ -28,6 +30,32 @@ import json
 import os
 import tempfile
 import threading
+from pathlib import Path
+
+
+# === s05 · mcp: the servers .mcp.json names ===
+def read_config(file: Path) -> tuple[dict, list[str]]:
+    """({name: {"command", "args", "env"}}, problems) from `file`: the stdio servers
+    (the type Claude Code assumes when a server has a command)."""
+    found, problems = {}, []
+    try:
+        text = file.read_text(encoding="utf-8") if file.is_file() else "{}"
+        servers = json.loads(text).get("mcpServers") or {}
+        entries = list(servers.items())
+    except (ValueError, OSError, AttributeError) as e:
+        return {}, [f"{file.name} ignored: {e}"]
+    for name, spec in entries:
+        spec = spec if isinstance(spec, dict) else {}
+        if spec.get("type", "stdio") != "stdio" or not isinstance(
+                spec.get("command"), str):
+            problems.append(f"{name}: skipped (a stdio server needs a command; "
+                            "this chapter starts no http or sse servers)")
+            continue
+        found[name] = {"command": spec["command"],
+                       "args": [str(a) for a in spec.get("args") or []],
+                       "env": {str(k): str(v) for k, v in
+                               (spec.get("env") or {}).items()}}
+    return found, problems
 
 
 # === s05 · mcp: one thread, one event loop ===

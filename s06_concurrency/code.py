@@ -15,6 +15,8 @@ fills the parent's context. This chapter adds:
   and every call still gets a tool_result that says so.
 - `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
   and returns its final answer. Several run in parallel, labelled on the terminal.
+- run_in_background: a task id and an output file at once, a <task-notification>
+  once it ends, `task_stop`; none outlives the agent (mechanics: background.py).
 
 Reading map (search for "s06 ·" to find what is new):
   New here:
@@ -23,6 +25,7 @@ Reading map (search for "s06 ·" to find what is new):
     s06 · concurrency: which calls may run together
     s06 · concurrency: the tool runner
     s06 · concurrency: starting calls while the reply streams
+    s06 · background commands: started now, heard of later
     s06 · subagents
     s06 · registration: the agent tool
   Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell and skill
@@ -32,7 +35,9 @@ Reading map (search for "s06 ·" to find what is new):
     them from the main thread; `check_permission` asks under the terminal lock, one
     question at a time; `show_call`, `show_result`, `show_decision`, `show_usage`
     and `show_hook_line` print whole lines through say(); `run_task` prints only what
-    was not streamed already; `parse_args` describes this chapter.
+    was not streamed already; `parse_args` describes this chapter. `run_shell` (and
+    its registration) takes run_in_background, `agent_loop` tells of tasks that
+    ended, `new_session` keeps them, `reset_session`, `repl` and `main` stop them.
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
   Left for later: nothing; this is the last chapter.
@@ -80,7 +85,8 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                           sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from .rules import (command_rule_matches, parse_rule, path_rule_matches,
                         read_denied, read_deny_patterns, shell_rule_applies, url_host)
-    from .mcp_client import McpError, McpServers
+    from .mcp_client import McpError, McpServers, read_config
+    from .background import start_task, stop_all, stop_task, tell_ended
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
@@ -88,7 +94,8 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from rules import (command_rule_matches, parse_rule, path_rule_matches,
                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
-    from mcp_client import McpError, McpServers
+    from mcp_client import McpError, McpServers, read_config
+    from background import start_task, stop_all, stop_task, tell_ended
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s06"
@@ -133,6 +140,7 @@ def new_session() -> dict:
         "loaded": [],        # s05: deferred tools loaded, in the order loaded
         "before_plan": None,  # s05: the mode to go back to when plan mode ends
         "running": set(),    # s06: the processes alive now (Ctrl-C kills them all)
+        "tasks": {},         # s06: {task id: task}: background commands, as started
     }
 
 
@@ -141,6 +149,7 @@ SESSION = new_session()  # main() sets the mode
 
 def reset_session() -> None:
     """Forget everything this run learned (the tests start each case with this)."""
+    stop_all(SESSION.get("tasks", {}), kill_group)  # s06: no background command left
     SESSION.clear()
     SESSION.update(new_session())
 
@@ -321,9 +330,12 @@ class CommandFailed(Exception):
 
 
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
-              dangerouslyDisableSandbox: bool = False) -> str:
+              dangerouslyDisableSandbox: bool = False,
+              run_in_background: bool = False) -> str:
     """Run `command` with bash in the workspace: its stdout, stderr and exit code;
     CommandFailed with that text if it exits non-zero or times out."""
+    if run_in_background:  # s06: started now, heard of later
+        return start_in_background(command, dangerouslyDisableSandbox)
     seconds = max(1, min(int(timeout), MAX_TIMEOUT)) / 1000  # milliseconds, as Bash
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
@@ -795,7 +807,9 @@ register(run_shell, "Run a shell command in the workspace; returns stdout, stder
          f"{DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms.",
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed."),
-          "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
+          "dangerouslyDisableSandbox": (bool, SANDBOX_OFF),
+          "run_in_background": (bool, ("Return at once with a task id and an output "
+                                 "file; you are told when it ends (s06)."))},
          ["command"], names=("Bash",),
          is_read_only=lambda i: is_read_only_command(i["command"])
          and not unsandboxed(i),
@@ -1586,27 +1600,9 @@ MCP = McpServers()         # the servers running (mcp_client.py); none at import
 
 
 def mcp_config() -> tuple[dict, list[str]]:
-    """({name: {"command", "args", "env"}}, problems) from .mcp.json: the stdio
-    servers (the type Claude Code assumes when a server has a command)."""
-    file, found, problems = Path.cwd() / MCP_CONFIG, {}, []
-    try:
-        text = file.read_text(encoding="utf-8") if file.is_file() else "{}"
-        servers = json.loads(text).get("mcpServers") or {}
-        entries = list(servers.items())
-    except (ValueError, OSError, AttributeError) as e:
-        return {}, [f"{MCP_CONFIG} ignored: {e}"]
-    for name, spec in entries:
-        spec = spec if isinstance(spec, dict) else {}
-        if spec.get("type", "stdio") != "stdio" or not isinstance(
-                spec.get("command"), str):
-            problems.append(f"{name}: skipped (a stdio server needs a command; "
-                            "this chapter starts no http or sse servers)")
-            continue
-        found[name] = {"command": spec["command"],
-                       "args": [str(a) for a in spec.get("args") or []],
-                       "env": {str(k): str(v) for k, v in
-                               (spec.get("env") or {}).items()}}
-    return found, problems
+    """({name: {"command", "args", "env"}}, problems): the stdio servers .mcp.json
+    names (mcp_client.py reads Claude Code's format)."""
+    return read_config(Path.cwd() / MCP_CONFIG)
 
 
 def mcp_approved(name: str, spec: dict) -> tuple[bool, str]:
@@ -2486,6 +2482,37 @@ def stream_reply(client, model: str, system: str, messages: list, tools: list,
         return stream.get_final_message()  # (a subagent's words are not shown)
 
 
+# === s06 · background commands: started now, heard of later ===
+# A dev server never ends; a long build need not hold up the model. It starts under
+# the same decision and sandbox as any other (batching is unchanged: it starts beside
+# others if it only reads). background.py keeps it running, stops it, words the news.
+def start_in_background(command: str, unsandboxed: bool = False) -> str:
+    """Start `command`, confined and bounded as in the foreground, and return at once:
+    its task id and output file (stdout and stderr); or why it could not start."""
+    task_id = start_task(
+        SESSION["tasks"], command, RESULTS_DIR, confine(command, unsandboxed),
+        output=create_result_file, env={**os.environ, **NON_INTERACTIVE_ENV},
+        wait=lambda proc, out: wait_for(proc, float("inf"), out))
+    return (f"Command running in background with ID: {task_id}. Output is being "
+            f"written to: {RESULTS_DIR}/{task_id}.output. You will be told when it "
+            "ends.")
+
+
+def task_stop(task_id: str) -> str:
+    """End a background command and every process it started, for good."""
+    if (status := stop_task(SESSION["tasks"], task_id, kill_group)) != "running":
+        raise ToolError(f"task {task_id!r} is not running (status: {status}); the "
+                        f"tasks: {', '.join(SESSION['tasks']) or 'none'}.")
+    return (f"Stopped task {task_id} ({SESSION['tasks'][task_id]['command']}) and "
+            "everything it started.")
+
+
+register(task_stop, "Stop a background command (run_shell with run_in_background) "
+         "and everything it started, for good.",  # no file changes: no question
+         {"task_id": (str, "The task id run_shell returned.")}, ["task_id"],
+         names=("TaskStop", "KillShell"), **CHANGES_NOTHING)
+
+
 # === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS, *, tools: list | None = None) -> str:
@@ -2495,6 +2522,8 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
     system = system_prompt()
     for _ in range(max_turns):
         offered = tools_for_request() if tools is None else tools  # loaded tools join
+        if not AGENT_DEPTH.get():  # the main agent hears of what ended since
+            tell_ended(SESSION["tasks"], messages, say)
         with ToolRunner((client, model, offered)) as runner:  # may run calls mid-stream
             response = stream_reply(client, model, system, messages, offered, runner)
             show_usage(response.usage)
@@ -2707,6 +2736,7 @@ def repl(client, args) -> int:
             # subtle: a cut-off turn may hold a tool_use with no tool_result; drop
             # the whole exchange so the transcript stays valid for the next prompt.
             del messages[mark:]
+            stop_all(SESSION["tasks"], kill_group)  # s06: its background commands too
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
             print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
@@ -2854,8 +2884,8 @@ def main(argv=None) -> int:
     except Exception as e:
         print("error: " + printable(explain(e)), file=sys.stderr)
         return 1
-    finally:  # Ctrl-C included: no server outlives the agent
-        disconnect_mcp_servers()
+    finally:  # Ctrl-C included: no server, no background command outlives the agent
+        stop_all(SESSION["tasks"], kill_group), disconnect_mcp_servers()
 
 
 if __name__ == "__main__":

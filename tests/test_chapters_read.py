@@ -41,7 +41,8 @@ MAX_FUNCTION_LINES = 40
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
 MODULES = (MODULE, "sandbox.py", "rules.py")  # ... the sandbox, the rule syntax
-LATER_MODULES = {"mcp_client.py": "s05"}  # from a later chapter on: MCP's talking
+LATER_MODULES = {"mcp_client.py": "s05",  # from a later chapter on: MCP's talking,
+                 "background.py": "s06"}  # commands kept running in the background
 MODULE_CHAPTERS = [c for c in CHAPTERS if (ROOT / c / MODULE).exists()]
 FIRST = {m: "s03" for m in MODULES} | LATER_MODULES  # module -> the chapter it starts in
 
@@ -259,8 +260,8 @@ def test_exercise_files_fit_88_columns():
 @pytest.mark.parametrize("module", list(FIRST))
 def test_the_modules_are_the_same_files_in_every_chapter_from_s03(module):
     """Each chapter folder stands alone, so each from s03 on holds bash_safety.py and
-    sandbox.py (from s05 on, mcp_client.py); the copies are the first chapter's, byte
-    for byte (a fix goes into every one)."""
+    sandbox.py (from s05 on, mcp_client.py; in s06, background.py); the copies are
+    the first chapter's, byte for byte (a fix goes into every one)."""
     chapters = module_chapters(module)
     holding = [c for c in CHAPTERS if (ROOT / c / module).exists()]
     assert holding == chapters, holding

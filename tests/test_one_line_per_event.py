@@ -77,7 +77,8 @@ def test_the_s06_demo_shows_batches_early_calls_and_answers_once(chapter, worksp
     assert re.search(r"^  batch 1 · 3 calls in parallel: [\d.]+ s, against [\d.]+ s one "
                      r"after another \(list_files [\d.]+ s, grep_search [\d.]+ s, "
                      r"run_shell [\d.]+ s\)$", out, re.M)
-    assert re.search(r"^  batch 2 · run_shell [\d.]+ s, alone$", out, re.M)
+    assert re.search(r"^  batch 2 · run_shell [\d.]+ s, alone$", out, re.M)  # background
+    assert out.count("the model is told]") == 1  # one task, told once
     for answer in ("it ignores the quantity its docstring promises.",
                    "name the item but not how many are left."):
         shown = [ln for ln in lines if ln.endswith(answer)]

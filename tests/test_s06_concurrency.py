@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from conftest import (chapter_params, load_chapter, result_text, run_agent, run_cli,
-                      sent_tool_results, tool_use_block)
+from conftest import (assert_no_process, chapter_params, load_chapter, result_text,
+                      run_agent, run_cli, sent_tool_results, tool_use_block)
 from offline.server import reply, tool_use
 
 
@@ -309,16 +309,25 @@ def test_one_shot_prints_the_streamed_answer_once(mod, server, workspace):
 
 @pytest.mark.parametrize("chapter", [p for p in chapter_params("s06") if p.id == "s06"])
 def test_s06_demo_shows_early_start_batches_and_subagents(chapter, workspace, tmp_path):
+    """The demo: three calls start while the reply streams, the slow tests start in
+    the background, two subagents work meanwhile, then the notification, the output
+    file read, and no process left behind."""
     proc = run_cli(chapter, "--offline", cwd=workspace, TMPDIR=str(tmp_path), timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
     early = out.index("[reply complete: list_files, grep_search, run_shell started while "
                       "it streamed]")
-    assert out.index("> list_files(") < early < out.index("> run_shell(command='python3 -m unittest")
+    started = out.index("> run_shell(command='sleep 1; python3 -m unittest")
+    assert out.index("> list_files(") < early < started
     assert "batch 1 · 3 calls in parallel: " in out and "batch 2 · run_shell " in out
-    assert "FAILED (failures=2)" in out  # the unsafe test run ran, alone, after the stream
+    assert "Command running in background with ID: bash_1." in out
+    told = out.index("[background bash_1 completed (exit code 0): the model is told]")
+    assert started < out.index("> agent(") < told  # other work while the tests ran
+    assert told < out.index("> read_file(file_path='.tool-results/bash_1.output')")
+    assert "FAILED (failures=2)" in out[told:]  # read from the output file, afterwards
     assert "[check total_value] > grep_search(" in out and "[check report] > read_file(" in out
     assert "ignores the quantity" in out and "I changed nothing." in out
+    assert_no_process("sleep 1; python3 -m unittest")
 
 
 def test_more_than_ten_safe_calls_all_run_and_keep_their_order(mod, server, client):

@@ -1,0 +1,119 @@
+"""background: commands that go on while the agent does (s06).
+
+code.py decides the policy: what runs in the background (run_shell with
+run_in_background, under the same permission decision and sandbox as any other
+command, its output bounded the same way), when the model is told (on its next
+request), and that none outlives the agent (Ctrl-C, `exit`, the end of a one-task
+run). This file keeps the commands running, and a first reading can skip it:
+- A command starts in a thread of its own, and that thread waits for it for its whole
+  life. subtle: bubblewrap's --die-with-parent follows the thread that started it, so
+  a pool thread that ends (a batch's) would take the command with it.
+- Its stdout and stderr go to one output file, which the model reads with read_file.
+- Stopping kills its whole process group, then waits for its thread: the sandbox is
+  released and the output file closed before task_stop answers.
+- The notification is Claude Code's `<task-notification>`, in its words.
+A task is a dict, so that a test (or you, at a breakpoint) can look at it:
+{"command", "file", "status", "how", "told", "proc", "thread", "started"}.
+
+Reading map:
+  s06 · background: starting in the waiting thread   start_task(), watch()
+  s06 · background: stopping a group                 stop_task(), stop_all()
+  s06 · background: the notifications' text          tell_ended(): told once
+"""
+
+import json
+import os
+import subprocess
+import threading
+
+# === s06 · background: starting in the waiting thread ===
+LOCK = threading.Lock()  # two starts in one batch take two ids; a stop and an end
+
+
+def start_task(tasks: dict, command: str, folder: str, confined, *, output, env: dict,
+          wait) -> str:
+    """Start `command` and return its task id once it runs (its output in
+    folder/<id>.output); raise what kept it from starting. `confined`: a context
+    manager, not yet entered, that yields the argv (code.py's confine()); output(name):
+    a new file's descriptor; wait(proc, file): returns when the command has ended."""
+    with LOCK:
+        task_id = f"bash_{len(tasks) + 1}"
+        task = tasks[task_id] = {
+            "command": command, "status": "starting", "told": False, "how": "",
+            "file": f"{folder}/{task_id}.output", "started": threading.Event()}
+    task["thread"] = threading.Thread(
+        target=watch, args=(task, confined, output, env, wait), daemon=True)
+    task["thread"].start()
+    if task["started"].wait() and task["status"] == "starting":
+        del tasks[task_id]
+        raise task["error"]
+    return task_id
+
+
+def watch(task: dict, confined, output, env: dict, wait) -> None:
+    """The command's whole life, in its own thread: open its output file, enter the
+    sandbox, start it, wait (no time limit), record how it ended."""
+    try:
+        with (os.fdopen(output(os.path.basename(task["file"])), "wb") as out,
+              confined as argv):
+            task["proc"] = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                env=env, start_new_session=True)  # its own group: stop_task() kills all
+            task["status"] = "running"
+            task["started"].set()
+            wait(task["proc"], out)
+    except Exception as e:  # no sandbox, no output file: the call says so
+        task["error"] = e
+        return task["started"].set()
+    with LOCK:  # subtle: stop_task() may have said "killed" first; that stands
+        if task["status"] == "running" and (code := task["proc"].returncode) == 0:
+            task.update(status="completed", how="completed (exit code 0)")
+        elif task["status"] == "running":  # -9: killed, its output too large
+            task.update(status="failed", how=f"failed with exit code {code}")
+
+
+# === s06 · background: stopping a group ===
+def stop_task(tasks: dict, task_id: str, kill) -> str:
+    """Stop a running task for good with kill(proc) (it kills the process group):
+    its status before ("running" if this call stopped it; "unknown": no such task)."""
+    task = tasks.get(task_id, {"status": "unknown"})
+    with LOCK:
+        if (status := task["status"]) == "running":  # no notification will follow
+            task.update(status="killed", told=True, how="was stopped")
+    if status == "running":
+        kill(task["proc"])
+        task["thread"].join()  # its sandbox released, its output file closed
+    return status
+
+
+def stop_all(tasks: dict, kill) -> None:
+    """Every task that still runs, stopped: none outlives the agent."""
+    for task_id in list(tasks):
+        stop_task(tasks, task_id, kill)
+
+
+# === s06 · background: the notifications' text ===
+NOTICE = ("<task-notification>\n<task-id>{id}</task-id>\n<output-file>{file}"
+          "</output-file>\n<status>{status}</status>\n<summary>Background command "
+          "{command} {how}</summary>\n</task-notification>\nRead the output file "
+          "to retrieve the result: {file}")
+
+
+def tell_ended(tasks: dict, messages: list, say) -> None:
+    """A notification for each task that ended since the last request (each told
+    once), after the tool_results of the user message about to be sent; say(line)
+    shows it on the terminal too."""
+    if not messages or messages[-1]["role"] != "user":
+        return
+    notes = []
+    with LOCK:
+        for task_id, task in tasks.items():
+            if task["how"] and not task["told"]:
+                task["told"] = True
+                say(f"  [background {task_id} {task['how']}: the model is told]")
+                notes.append({"type": "text", "text": NOTICE.format_map(
+                    {**task, "id": task_id, "command": json.dumps(task["command"])})})
+    if notes:  # subtle: a prompt is a string; the notices go after it, as blocks
+        content = messages[-1]["content"]
+        messages[-1]["content"] = [*([{"type": "text", "text": content}]
+                                     if isinstance(content, str) else content), *notes]
