@@ -963,3 +963,15 @@ def test_the_sites_set_up_says_what_the_readme_says_about_windows():
     for path in (ROOT / "README.md", ROOT / "docs" / "index.md"):
         set_up = path.read_text().split("## Set up", 1)[1].split("\n## ", 1)[0]
         assert "Linux or macOS" in set_up and "use WSL" in set_up, path
+
+
+def test_a_replys_end_line_may_come_before_or_after_the_calls_it_started():
+    """s06 prints "[reply complete: ...]" when the reply ends, which a call started
+    early may finish before or after: both orders are the same transcript."""
+    one = ("> read_file(file_path='a.txt')\n  [allow] read-only tool\n  1\tx\n"
+           "  [reply complete: read_file started while it streamed]\nDone.\n")
+    two = ("  [reply complete: read_file started while it streamed]\n"
+           "> read_file(file_path='a.txt')\n  [allow] read-only tool\n  1\tx\nDone.\n")
+    assert code_regions.comparable(one) == code_regions.comparable(two)
+    assert code_regions.comparable(one) != code_regions.comparable(
+        one.replace("1\tx", "1\ty")), "the calls' own lines still count"

@@ -134,12 +134,13 @@ def comparable(text: str) -> str:
     """A transcript as two runs of it agree: timings and clock times masked, and
     the lines of subagents that ran side by side (s06) taken out of the main agent's
     lines and grouped by subagent, each one's lines in their order (threads
-    interleave them differently each run), and the usage lines apart, sorted."""
+    interleave them differently each run), and the lines a reply prints when it ends
+    (its usage, "reply complete") apart, sorted."""
     out, subagents, usage = [], {}, []
     text = MACHINE.sub("sandbox: (this machine's)", TIMING.sub("#.## s", text))
     for line in CLOCK.sub('"time": "hh:mm:ss"', text).split("\n"):
-        if "[input tokens: " in line:  # a reply's usage: printed when it ends, so
-            usage.append(line)         # before or after the calls it started early
+        if "[input tokens: " in line or "[reply complete: " in line:  # printed when
+            usage.append(line)  # the reply ends: before or after calls it started early
         elif found := SUBAGENT.match(line):
             subagents.setdefault(found[0], []).append(line)
         else:
