@@ -127,7 +127,10 @@ def programs(hidden: list, workspace: Path) -> list:
         # chosen, both under the folder above the shims (~/.pyenv): that folder, then
         if path.name == "shims":
             path = path.parent
-        path = path.resolve() if path.is_absolute() and path.is_dir() else None
+        try:
+            path = path.resolve() if path.is_absolute() and path.is_dir() else None
+        except OSError:  # a folder on PATH we may not look into: not shown
+            path = None
         if path is None or path in out or workspace in (path, *path.parents):
             continue
         cover = [h for h in home + [Path("/tmp")] if h in path.parents]
