@@ -111,6 +111,8 @@ def parse_command(command: str, depth: int = 0) -> Script:
     """Every command `command` runs, in order; raises Unanalysable when unsure."""
     if len(command) > MAX_COMMAND_CHARS or depth > MAX_DEPTH:
         raise Unanalysable("it is too long or too deeply nested to analyse")
+    if "\0" in command:  # bash cannot be given one; tree-sitter may crash on one
+        raise Unanalysable("it holds a NUL character")
     tree = BASH.parse(join_lines(command.encode()))
     script, by_id, groups, hidden, arithmetic = Script([], [], ""), {}, [], False, False
     for node in walk(tree.root_node):
@@ -965,8 +967,11 @@ def join_lines(src: bytes) -> bytes:
     a comment that ends in one is refused (bash ends it there, the parser may not)."""
     for _ in range(3):
         tree, cut = BASH.parse(src), []
-        if b"\\" in src and any(n.type == "comment" and n.text.endswith(b"\\")
-                                for n in walk(tree.root_node)):  # `ls # \⏎rm x`
+        # subtle: never into a tree with errors (tree-sitter 0.26 can crash in one:
+        # a NUL, then junk); such a line is refused when it is parsed anyway
+        if b"\\" in src and not tree.root_node.has_error and any(
+                n.type == "comment" and n.text.endswith(b"\\")
+                for n in walk(tree.root_node)):  # `ls # \⏎rm x`
             raise Unanalysable("a comment ends in a backslash: bash ends the comment "
                                "at the newline, the parser may read on")
         for m in re.finditer(rb"(?<!\\)(?:\\\\)*\\\n", src):
