@@ -73,6 +73,16 @@ def run(request, mod, server, client, monkeypatch):
                 for r in server.requests[first + 1:]]
 
     def as_nobody(commands: list) -> list:
+        # the policy is built here, as root: keep it to what another user can enter,
+        # as that user's own would be (a clone in `mktemp -d` is root's alone)
+        monkeypatch.setenv("PATH", os.pathsep.join(
+            p for p in os.environ["PATH"].split(os.pathsep) if others_may_enter(p)))
+        # the sandbox binds the Python anew where /tmp (private) would hide it
+        if not all(others_may_enter(p) for p in (sys.prefix, sys.base_prefix)
+                   if Path(p).resolve().is_relative_to("/tmp")):
+            pytest.skip(f"the Python running the tests ({sys.prefix}) is in a folder "
+                        "other users may not enter: a clone there cannot be tested as "
+                        "uid 65534 (the 'loop' runs still run)")
         subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(base)], check=True)
         out = []
         for command in commands:
@@ -87,6 +97,16 @@ def run(request, mod, server, client, monkeypatch):
     runner.workspace, runner.home, runner.kind = workspace, home, request.param
     yield runner
     shutil.rmtree(base, ignore_errors=True)
+
+
+def others_may_enter(folder: str) -> bool:
+    """Whether a user other than its owner may reach `folder` (x for others on it and
+    on every folder above it)."""
+    path = Path(folder).resolve()
+    try:
+        return all(p.stat().st_mode & 0o001 for p in (path, *path.parents))
+    except OSError:
+        return False
 
 
 def git(*args: str) -> None:
