@@ -110,6 +110,10 @@ def mcp_json() -> dict:
         if not same:
             pytest.skip("no Python with the mcp SDK that Claude Code (as nobody) can run")
         command, env = system, {"PYTHONPATH": sysconfig.get_paths()["purelib"]}
+        for path in (env["PYTHONPATH"], str(STOCKROOM)):  # a clone in `mktemp -d`
+            if subprocess.run([*reachable[:-3], "test", "-r", path]).returncode != 0:
+                pytest.skip(f"Claude Code runs as nobody, who may not read {path} (a "
+                            "folder only its owner may enter): the MCP cases skip")
     return {"mcpServers": {"stockroom": {"command": command, "args": [str(STOCKROOM)],
                                          "env": env}}}
 
