@@ -23,7 +23,7 @@ Reading map:
   s03 · sandbox: what git reads               git_reads(): config, hooks, includes
   s03 · sandbox: names that do not exist yet  placeholders(): held while it runs
   s03 · sandbox: limits                       limited(): memory and processes
-  s03 · sandbox: bubblewrap on Linux          bwrap_argv()
+  s03 · sandbox: bubblewrap on Linux          bwrap_argv(), end_group()
   s03 · sandbox: Seatbelt on macOS            seatbelt_profile()
 """
 
@@ -32,6 +32,7 @@ import functools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -343,6 +344,21 @@ def hide(path: Path) -> list:
         return []
     return (["--tmpfs", str(path)] if path.is_dir()
             else ["--ro-bind", "/dev/null", str(path)])
+
+
+def end_group(pid: int) -> None:
+    """Kill process group `pid` and every child of its leader. subtle: bwrap's child
+    (the sandbox's pid 1) leaves our group (--new-session) before it asks to die with
+    its parent; killed in between, bwrap would leave it running for good. So: stop the
+    group (no new child can start), kill each child (a pid namespace's pid 1 takes
+    every process in it along), then the group. macOS: no /proc, no such child."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGSTOP)
+        with contextlib.suppress(OSError):
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            for child in children:
+                os.kill(int(child), signal.SIGKILL)
+        os.killpg(pid, signal.SIGKILL)
 
 
 # === s03 · sandbox: Seatbelt on macOS ===

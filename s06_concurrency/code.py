@@ -59,7 +59,6 @@ import logging
 import os
 import re
 import shutil
-import signal
 import stat
 import subprocess
 import sys
@@ -81,7 +80,7 @@ from markdownify import markdownify
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (dangerous_reason, is_read_only_command, is_write,
                               shell_effects, unwrapped, within_budget)
-    from .sandbox import (SandboxError, argv_for, git_reads, placeholders,
+    from .sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
                           sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from .rules import (command_rule_matches, parse_rule, path_rule_matches,
                         read_denied, read_deny_patterns, shell_rule_applies, url_host)
@@ -90,7 +89,7 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
-    from sandbox import (SandboxError, argv_for, git_reads, placeholders,
+    from sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
     from rules import (command_rule_matches, parse_rule, path_rule_matches,
                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
@@ -365,9 +364,9 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
 
 
 def kill_group(proc: subprocess.Popen) -> None:
-    """Kill the process and every process it started (they share its group)."""
-    with contextlib.suppress(ProcessLookupError):  # it may have exited already
-        os.killpg(proc.pid, signal.SIGKILL)
+    """Kill the process and every process it started (they share its group; a
+    sandbox's own, too: sandbox.py's end_group())."""
+    end_group(proc.pid)
     proc.wait()
 
 
