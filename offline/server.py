@@ -37,6 +37,12 @@ What the real API does, the server does:
   a block, or at the top of the request for automatic caching) and is at least the
   model's minimum cacheable length is written to the cache the first time and read
   from it afterwards; a shorter one is silently not cached (see `cache_usage`).
+
+What a local server leaves out, the server can leave out too: `imitate="ollama"` or
+`imitate="llama-server"` (see LOCAL_SERVERS) answers as those servers document it:
+usage with input and output tokens only (no cache fields: cache_control is ignored),
+errors always as an HTTP status (no `error` event in a stream), and, with
+`tools=False` (a model that cannot use tools), the server's own refusal of `tools`.
 """
 
 from __future__ import annotations
@@ -168,6 +174,21 @@ def error(status: int, kind: str, message: str, retry_after: float | None = None
 # The statuses the real API marks `x-should-retry: true` (its 429s, 5xx and 529s
 # carry the header; the SDK then retries whatever the status).
 RETRYABLE = (408, 409, 429, 500, 502, 503, 504, 529)
+
+# Local servers that speak the Messages API, and how each refuses a request with tools
+# for a model that cannot use them (status, body). Sources: Ollama's
+# docs/api/anthropic-compatibility.mdx (0.14 on: usage holds input_tokens and
+# output_tokens only; no prompt caching; errors return an HTTP status, never an event
+# mid-stream) and its capability check (400, "... does not support tools");
+# llama.cpp's llama-server, which answers "tools param requires --jinja flag" as a 500
+# in OpenAI's error shape when it was started without --jinja.
+LOCAL_SERVERS = {
+    "ollama": (400, {"type": "error", "error": {
+        "type": "invalid_request_error",
+        "message": "registry.ollama.ai/library/{model} does not support tools"}}),
+    "llama-server": (500, {"error": {"code": 500, "type": "server_error",
+                                     "message": "tools param requires --jinja flag"}}),
+}
 
 
 def recorded(recording: dict) -> dict:
@@ -453,7 +474,8 @@ class ScriptedServer:
 
     def __init__(self, turns: Iterable[Turn] = (), *, models: Iterable[str] | None = None,
                  event_delay: float = 0.0, chunk_size: int = 24,
-                 context_window: int | None = None):
+                 context_window: int | None = None, imitate: str | None = None,
+                 tools: bool = True):
         self.turns: deque[Turn] = deque(turns)
         self.requests: list[dict] = []        # every request body, in arrival order
         self.rejected: list[tuple[int, str]] = []  # (request index, the API's message)
@@ -464,6 +486,8 @@ class ScriptedServer:
         self.chunk_size = chunk_size          # characters per streamed delta
         self.cache: dict[str, float] = {}     # prompt cache: prefix hash -> expiry
         self.context_window = context_window  # tokens a request may hold (None: any)
+        self.imitate = imitate                # a LOCAL_SERVERS name, or None: the API
+        self.tools = tools                    # False: the model cannot use tools
         self.audit = os.environ.get("SCRIPTED_SERVER_AUDIT")  # file: check, reject none
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -517,6 +541,11 @@ class ScriptedServer:
             if size > (self.context_window or 0):  # the API's words for it
                 return error(400, "invalid_request_error", f"prompt is too long: "
                              f"{size} tokens > {self.context_window} maximum")
+            if self.imitate and not self.tools and body.get("tools"):
+                status, answer = LOCAL_SERVERS[self.imitate]
+                data = json.dumps(answer).replace("{model}", str(body.get("model")))
+                return {"recording": (status, {"Content-Type": "application/json"},
+                                      data.encode()), "delay": 0.0}
             if self.models is not None and body.get("model") not in self.models:
                 return error(404, "not_found_error", f"model: {body.get('model')}")
             if not self.turns:
@@ -526,6 +555,8 @@ class ScriptedServer:
         return turn(body) if callable(turn) else turn
 
     def usage(self, body: dict) -> dict:
+        if self.imitate:  # no cache: every request is processed whole
+            return {"input_tokens": prompt_tokens(body)}
         with self._lock:
             return cache_usage(body, self.cache, time.monotonic())
 
@@ -657,7 +688,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "type": "not_found_error", "message": f"no route {self.path}"}})
         turn = self.scripted.next_turn(body)
         time.sleep(turn.get("delay", 0.0))
-        if "error_event" in turn and not body.get("stream"):
+        if "error_event" in turn and (self.scripted.imitate or not body.get("stream")):
             kind = turn["error_event"]["type"]
             turn = error(529 if kind == "overloaded_error" else 500, kind,
                          turn["error_event"]["message"])
@@ -670,6 +701,9 @@ class _Handler(BaseHTTPRequestHandler):
             return self._json(turn["status"], {"type": "error", "error": turn["error"]},
                               headers)
         message = _message(turn, body.get("model", "scripted"), self.scripted.usage(body))
+        if self.scripted.imitate:  # a turn's own input_tokens come with cache fields
+            message["usage"] = {k: message["usage"][k]
+                                for k in ("input_tokens", "output_tokens")}
         if body.get("stream"):
             self._stream(message, turn, turn.get("event_delay", self.scripted.event_delay))
         else:

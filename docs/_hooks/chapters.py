@@ -325,7 +325,7 @@ def on_config(config, **kwargs):
     make_exercise_files()
     for problem in code_regions.stale():
         log.warning("chapters hook: %s", problem)
-    config.nav = ([{"Home": "index.md"}]
+    config.nav = ([{"Home": "index.md"}, {"Other models": "other-models.md"}]
                   + [{readme_title(chapter): f"{chapter}/README.md"} for chapter in chapters()]
                   + [{"Exercises": ["exercises/README.md"]
                       + [{f"{page.split('/')[1]} exercises": page}

@@ -1,0 +1,75 @@
+"""Every chapter against a local model server (Ollama, llama.cpp's llama-server).
+
+Such a server speaks the Messages API with gaps its own documentation lists: usage
+without cache fields (it ignores cache_control), errors always as an HTTP status (no
+`error` event in a stream), and a model that cannot use tools is refused in the
+server's own words. The scripted server plays each gap (ScriptedServer(imitate=...),
+offline/server.py's LOCAL_SERVERS); each chapter, run as a learner runs it (main(),
+one task), finishes its task, or says in one line what to change.
+"""
+
+import pytest
+
+from conftest import chapter_params, run_main, sent_tool_results, result_text
+from offline.server import ScriptedServer, error_event, reply, tool_use
+
+SERVERS = ["ollama", "llama-server"]
+
+
+@pytest.fixture(params=chapter_params("s01"))
+def chapter(request):
+    return request.param
+
+
+def live(server, model: str = "qwen3-coder") -> dict:
+    """What the README tells a learner to set for a local server."""
+    return dict(ANTHROPIC_API_KEY="ollama", ANTHROPIC_BASE_URL=server.url,
+                MODEL_ID=model)
+
+
+@pytest.mark.parametrize("imitate", SERVERS)
+def test_a_task_with_a_tool_call_finishes(chapter, workspace, imitate):
+    """No cache fields in usage, no prompt cache: the task still runs its call and
+    ends with the model's answer, and nothing about the missing fields is printed."""
+    with ScriptedServer(imitate=imitate) as server:
+        server.add(reply(tool_use("run_shell", {"command": "echo local-ok"})),
+                   reply("Done, locally."))
+        proc = run_main(chapter, "say hi", cwd=workspace, **live(server))
+    assert proc.returncode == 0, proc.stderr
+    assert "Done, locally." in proc.stdout
+    assert "Traceback" not in proc.stderr and "None" not in proc.stdout
+    [result] = sent_tool_results(server.requests[1])
+    assert "local-ok" in result_text(result) and not result.get("is_error")
+    assert all(r["model"] == "qwen3-coder" for r in server.requests)
+    if chapter >= "s05":  # the cache display: nothing cached, every token counted
+        assert "0 read from the cache, 0 written to it" in proc.stdout
+        assert " 0 uncached" not in proc.stdout
+
+
+@pytest.mark.parametrize("imitate", SERVERS)
+def test_a_model_that_cannot_use_tools_is_one_line(chapter, workspace, imitate):
+    """The server refuses `tools` (Ollama: a 400; llama-server without --jinja: a 500,
+    retried first as any 500): one line names the server's reason and what to set."""
+    with ScriptedServer(imitate=imitate, tools=False) as server:
+        proc = run_main(chapter, "say hi", cwd=workspace, **live(server, "gemma3"))
+    assert proc.returncode == 1
+    [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
+    assert "Traceback" not in proc.stderr and "{'" not in line
+    if imitate == "ollama":
+        assert "gemma3 does not support tools" in line, line
+        assert "MODEL_ID" in line, line
+    else:
+        assert "tools param requires --jinja flag" in line, line
+        assert "--jinja" in line.split("flag", 1)[1], line  # the advice names it too
+
+
+def test_an_error_mid_stream_comes_as_a_status(workspace):
+    """s06 streams; a local server sends a failure as an HTTP status, never as an
+    `error` event in the stream: a 500 is retried like the API's, and the task ends."""
+    with ScriptedServer(imitate="ollama") as server:
+        server.add(error_event("Part", kind="api_error", message="model crashed"),
+                   reply("Answered on the retry."))
+        proc = run_main("s06_concurrency", "go", cwd=workspace, **live(server))
+    assert proc.returncode == 0, proc.stderr
+    assert "retrying" in proc.stderr and "Answered on the retry." in proc.stdout
+    assert len(server.requests) == 2
