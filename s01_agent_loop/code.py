@@ -414,7 +414,9 @@ API_ERRORS = {
     "billing_error": ("the account cannot pay for this", "Check plan and billing."),
     "api_error": ("the API failed inside", "Ask again in a moment."),
     "timeout_error": ("the API timed out", "Ask again, perhaps for less."),
-    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes.")}
+    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes."),
+    "no_tools": ("this server's model cannot use tools",  # Ollama, llama-server
+                 "Set MODEL_ID to one that can (llama-server: start it with --jinja).")}
 
 
 def explain(e: Exception) -> str:
@@ -437,6 +439,8 @@ def explain(e: Exception) -> str:
                                        "Try again."))
     said = error.get("message") or (e.body if isinstance(e.body, str) else "")
     said = " ".join(str(said).split())[:300].rstrip(".")  # one line, one full stop
+    if re.search(r"does not support tools|requires --jinja", said):  # a local server
+        what, todo = API_ERRORS["no_tools"]
     # subtle: an error event in a stream comes after the 200 that opened it
     when = "mid-stream" if e.status_code == 200 else str(e.status_code)
     return f"{what} ({kind}, {when}): {said or 'no details'}. {todo}"
