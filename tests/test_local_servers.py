@@ -73,3 +73,16 @@ def test_an_error_mid_stream_comes_as_a_status(workspace):
     assert proc.returncode == 0, proc.stderr
     assert "retrying" in proc.stderr and "Answered on the retry." in proc.stdout
     assert len(server.requests) == 2
+
+
+def test_a_stop_reason_the_api_does_not_have_is_named(chapter, workspace):
+    """A proxy that lets another API's word through (OpenAI's "stop"): the call in
+    that reply is not run (its input may be cut short), and the task ends with one
+    line that names the stop reason."""
+    with ScriptedServer(imitate="ollama") as server:
+        server.add(reply(tool_use("run_shell", {"command": "touch ran.txt"}),
+                         stop_reason="stop"))
+        proc = run_main(chapter, "go", cwd=workspace, **live(server))
+    assert "Traceback" not in proc.stderr
+    assert "[stopped: stop_reason 'stop' is one this agent does not know]" in proc.stdout
+    assert not (workspace / "ran.txt").exists() and len(server.requests) == 1
