@@ -1533,7 +1533,7 @@ class ShowRetries(logging.Handler):
             self.status = None
 
 
-# The API's error types (error.type in its answer) -> what happened, what to do.
+# error.type in the API's answer -> what happened, what to do (no_tools: explain()).
 API_ERRORS = {
     "invalid_request_error": ("the API found the request invalid",
                               "Start a new conversation, or fix what the agent sends."),
@@ -1547,8 +1547,7 @@ API_ERRORS = {
     "api_error": ("the API failed inside", "Ask again in a moment."),
     "timeout_error": ("the API timed out", "Ask again, perhaps for less."),
     "overloaded_error": ("the API is overloaded", "Ask again in a few minutes."),
-    "no_tools": ("this server's model cannot use tools",  # Ollama, llama-server
-                 "Set MODEL_ID to one that can (llama-server: start it with --jinja).")}
+    "no_tools": ("tools refused", "Set a MODEL_ID (or server flag) that allows tools.")}
 
 
 def explain(e: Exception) -> str:
@@ -1567,12 +1566,11 @@ def explain(e: Exception) -> str:
     if e.status_code == 404:
         return not_found(e, error)
     kind = error.get("type") or f"HTTP {e.status_code}"
-    what, todo = API_ERRORS.get(kind, (f"the API answered {e.status_code}",
-                                       "Try again."))
     said = error.get("message") or (e.body if isinstance(e.body, str) else "")
     said = " ".join(str(said).split())[:300].rstrip(".")  # one line, one full stop
-    if re.search(r"does not support tools|requires --jinja", said):  # a local server
-        what, todo = API_ERRORS["no_tools"]
+    no_tools = re.search(r"does not support tools|requires --jinja", said)
+    what, todo = API_ERRORS.get("no_tools" if no_tools else kind,
+                                (f"the API answered {e.status_code}", "Try again."))
     # subtle: an error event in a stream comes after the 200 that opened it
     when = "mid-stream" if e.status_code == 200 else str(e.status_code)
     return f"{what} ({kind}, {when}): {said or 'no details'}. {todo}"
