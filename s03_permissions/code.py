@@ -61,6 +61,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -289,6 +290,33 @@ class CommandFailed(Exception):
     to the model marked is_error, as Claude Code marks a failed Bash call."""
 
 
+# Programs whose exit 1 is an answer, not a failure (Claude Code's command semantics):
+# program -> what exit 1 means. Any other non-zero exit, 2 and up included, fails.
+EXIT_1_MEANS = {"grep": "no match", "egrep": "no match", "fgrep": "no match",
+                "rg": "no match", "diff": "files differ", "cmp": "files differ",
+                "test": "false", "[": "false",
+                "find": "some folders could not be read"}
+SEPARATORS = (";", "&", "|", "|&", "||", "&&")  # what ends a simple command
+
+
+def last_program(command: str) -> str | None:
+    """The program whose exit status the line returns: the first word of its last
+    simple command (`cat a | grep x` -> grep). None when unsure: several lines,
+    brackets, an unclosed quote, or `a && b` (a's failure ends the line early)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True  # words as bash splits them, operators apart
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+    cuts = [i for i, word in enumerate(words) if word in SEPARATORS]
+    start = cuts[-1] + 1 if cuts else 0
+    if ("\n" in command.strip() or {"(", ")"} & set(words) or start == len(words)
+            or (cuts and words[start - 1] == "&&")):
+        return None
+    return words[start]
+
+
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
               dangerouslyDisableSandbox: bool = False) -> str:
     """Run `command` with bash in the workspace: its stdout, stderr and exit code;
@@ -312,8 +340,10 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
                           head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
+    answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
+    status += f" ({answer})" if answer else ""  # grep found nothing: an answer
     text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
-    if status != "exit code: 0":  # as in Claude Code: a command that failed is an error
+    if status != "exit code: 0" and not answer:  # as Claude Code: a failure, an error
         raise CommandFailed(text)
     return text
 

@@ -130,6 +130,38 @@ def test_a_failed_command_is_an_error_with_its_output(mod, server, client, works
     assert fine["is_error"] is False and result_text(fine) == "fine\n[exit code: 0]"
 
 
+def test_exit_1_that_answers_is_not_an_error(mod, server, client, workspace):
+    """Issue 30: grep with no match, two files that differ and a false test answer
+    with exit 1, as in Claude Code: not is_error, the exit code and its meaning shown.
+    `a && grep` stays an error (a's own failure may be the 1), and so does grep's 2."""
+    (workspace / "a.txt").write_text("one\n")
+    (workspace / "b.txt").write_text("two\n")
+    commands = ["grep -n zzz a.txt", "diff a.txt b.txt", "test -f missing",
+                "cat a.txt | grep -c zzz", "cat missing && grep x a.txt",
+                "grep -n zzz nope.txt"]
+    server.add(reply(*[tool_use("run_shell", {"command": c}) for c in commands]),
+               reply("Done."))
+    run_agent(mod, client, "look")
+    results = sent_tool_results(server.requests[1])
+    assert [r["is_error"] for r in results] == [False, False, False, False, True, True]
+    texts = [result_text(r) for r in results]
+    assert texts[0] == "(no output)\n[exit code: 1 (no match)]"
+    assert texts[1].endswith("[exit code: 1 (files differ)]") and "> two" in texts[1]
+    assert texts[2] == "(no output)\n[exit code: 1 (false)]"
+    assert texts[3] == "0\n[exit code: 1 (no match)]"
+    assert texts[4].endswith("[exit code: 1]") and texts[5].endswith("[exit code: 2]")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("grep x a.txt", "grep"), ("cat a | sort | grep x", "grep"), ("[ -f a ]", "["),
+    ("false || diff a b 2>&1", "diff"), ("a && grep x", None), ("grep x &", None),
+    ("(grep x)", None), ("echo 'a\nb'\ngrep x", None), ("grep 'x", None),
+    ("LC_ALL=C grep x", "LC_ALL=C")])
+def test_last_program_is_the_first_word_of_the_last_command(mod, command, program):
+    """The program whose exit the line returns; None when unsure (then exit 1 fails)."""
+    assert mod.last_program(command) == program
+
+
 def test_run_shell_says_when_there_is_no_output(mod):
     assert "(no output)" in mod.run_shell("true")
 
