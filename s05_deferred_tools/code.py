@@ -99,6 +99,7 @@ DEFAULT_TIMEOUT = 120_000    # milliseconds a command may run (as Claude Code) .
 MAX_TIMEOUT = 600_000        # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 MAX_OUTPUT_BYTES = 32_000_000  # a command's output on disk: past this, it stops
+RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools to "
@@ -109,7 +110,6 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools 
 
 # === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
-RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 READ_LIMIT = 2000            # lines read_file returns by default
 MAX_LINE_CHARS = 2000        # read_file shortens longer lines
 MAX_READ_CHARS = 40_000      # read_file stops before this much text
@@ -323,9 +323,7 @@ class CommandFailed(Exception):
 # program -> what exit 1 means. Any other non-zero exit, 2 and up included, fails.
 EXIT_1_MEANS = {"grep": "no match", "egrep": "no match", "fgrep": "no match",
                 "rg": "no match", "diff": "files differ", "cmp": "files differ",
-                "test": "false", "[": "false",
-                "find": "some folders could not be read"}
-SEPARATORS = (";", "&", "|", "|&", "||", "&&")  # what ends a simple command
+                "test": "false", "[": "false", "find": "some folders were unreadable"}
 
 
 def last_program(command: str) -> str | None:
@@ -338,10 +336,10 @@ def last_program(command: str) -> str | None:
         words = list(lexer)
     except ValueError:  # an unclosed quote
         return None
-    cuts = [i for i, word in enumerate(words) if word in SEPARATORS]
-    start = cuts[-1] + 1 if cuts else 0
+    start = max((i + 1 for i, word in enumerate(words)  # after the last operator
+                 if word in (";", "&", "|", "|&", "||", "&&")), default=0)
     if ("\n" in command.strip() or {"(", ")"} & set(words) or start == len(words)
-            or (cuts and words[start - 1] == "&&")):
+            or (start and words[start - 1] == "&&")):
         return None
     return words[start]
 
@@ -402,22 +400,36 @@ def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
             "were killed")
 
 
+# Escape sequences: a terminal obeys them (colours, titles), a model only reads noise.
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+                  r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: a title, a link, ...
+                  r"|[ -/]*[0-~])")  # the rest: ESC and one or more characters
+
+
+def clean(data: bytes) -> str | None:
+    """Output as the model should read it, ANSI sequences removed; None if it is
+    binary (a NUL byte, or more than a tenth of it undecodable)."""
+    text = data.decode(errors="replace")
+    binary = "\0" in text or text.count("\ufffd") > len(text) / 10
+    return None if binary else ANSI.sub("", text)
+
+
 def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str:
-    """The output in file `f`; if longer than `limit`, its head and tail, and the
-    whole of it saved under RESULTS_DIR (copied from disk, never held in memory)."""
+    """The output in file `f`, cleaned; if longer than `limit`, its head and tail,
+    and the whole of it saved under RESULTS_DIR (copied from disk, never in memory)."""
     size = f.seek(0, os.SEEK_END)
     f.seek(0)
+    head = clean(f.read(limit if size <= limit else limit // 2))
+    if head is None:  # bytes a model cannot read: say what there was instead
+        return f"[binary output: {size:,} bytes, not shown]"
     if size <= limit:
-        return f.read().decode(errors="replace").rstrip("\n")
+        return head.rstrip("\n")
     saved, half = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}"), limit // 2
-    f.seek(0)
-    head = f.read(half).decode(errors="replace")
     f.seek(size - half)
-    tail = f.read().decode(errors="replace")
     whole = (f"the whole {name}" if size <= MAX_OUTPUT_BYTES else
              f"the first {MAX_OUTPUT_BYTES // 10**6} MB of the {name}")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; {whole} "
-            f"{saved} ...]\n\n{tail}").rstrip("\n")
+            f"{saved} ...]\n\n{clean(f.read()) or ''}").rstrip("\n")
 
 
 # === s02 · read_file: numbered lines, a window at a time ===
@@ -776,9 +788,10 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
         except RecursionError:  # tags nested deeper than Python's recursion goes
             raise ToolError(f"{url}: its HTML nests too deeply to turn into text.")
     max_length = max(1, min(max_length, MAX_RESULT_CHARS))
-    if len(page) > max_length:
-        page = (page[:max_length]
-                + f"\n[... cut at {max_length:,} of {len(page):,} characters]")
+    if len(page) > max_length:  # the whole page saved first: the cut loses nothing
+        saved = save_result(page, f"web-{uuid.uuid4().hex[:8]}")
+        page = (page[:max_length] + f"\n[... cut at {max_length:,} of {len(page):,} "
+                f"characters; the whole page {saved}]")
     return page
 
 

@@ -4,6 +4,7 @@ Each test runs against s01 and every later chapter: a mechanism, once taught, st
 """
 
 import os
+import re
 
 import pytest
 
@@ -160,6 +161,28 @@ def test_exit_1_that_answers_is_not_an_error(mod, server, client, workspace):
 def test_last_program_is_the_first_word_of_the_last_command(mod, command, program):
     """The program whose exit the line returns; None when unsure (then exit 1 fails)."""
     assert mod.last_program(command) == program
+
+
+def test_the_model_gets_clean_output(mod, server, client, workspace):
+    """Issue 30: colour codes (CSI), a title (OSC) and other escapes never reach a
+    tool_result; binary output (NUL bytes, or mostly undecodable) becomes a notice
+    with its size; a long output names a saved file that holds the whole of it."""
+    commands = [r"printf '\033[1;31mred\033[0m \033]0;title\007done\033(B\n'",
+                r"printf 'a\000b\000c'", "cat noise.bin", "seq 1 20000"]
+    (workspace / "noise.bin").write_bytes(bytes([0xFF, 0xFE, 0x80]) * 1000)
+    server.add(reply(*[tool_use("run_shell", {"command": c}) for c in commands]),
+               reply("Done."))
+    run_agent(mod, client, "look")
+    colours, nul, noise, long = [result_text(r) for r in
+                                 sent_tool_results(server.requests[1])]
+    assert colours == "red done\n[exit code: 0]"
+    assert nul == "[binary output: 5 bytes, not shown]\n[exit code: 0]"
+    assert noise == "[binary output: 3,000 bytes, not shown]\n[exit code: 0]"
+    assert "\x1b" not in str(server.requests[1]) and "\\u0000" not in str(server.requests)
+    saved = re.search(r"saved in (\.tool-results/[\w.-]+)", long)
+    assert long.startswith("1\n2\n") and long.endswith("20000\n[exit code: 0]")
+    assert saved and (workspace / saved[1]).read_text() == "".join(
+        f"{i}\n" for i in range(1, 20001)), long[14_000:16_000]
 
 
 def test_run_shell_says_when_there_is_no_output(mod):

@@ -664,6 +664,14 @@ def test_web_fetch_caps_the_length(mod, trusted, site):
     assert len(output) < 300
 
 
+def test_web_fetch_saves_the_whole_page_before_its_cut(mod, trusted, site, workspace):
+    """Issue 30: a page longer than max_length is saved whole first; the cut result
+    names the file, which holds all 10,000 characters."""
+    output, is_error = fetch(mod, url=f"{site}/long.txt", max_length=100)
+    assert not is_error and "of 10,000 characters" in output
+    assert (workspace / saved_path(output)).read_text() == "0123456789" * 1000
+
+
 def test_web_fetch_404_is_an_error_result(mod, trusted, site):
     """A missing page is an is_error result naming the status."""
     output, is_error = fetch(mod, url=f"{site}/nope")
