@@ -3,7 +3,7 @@
 
 s02 let the model run any tool it liked; all that stopped it was safe_path. Here
 every call first passes a permission gate, inside the one pipeline every call takes
-(look up, validate, read-before-edit, permission, run, shape). This chapter adds:
+(look up, validate, check, permission, run, shape). This chapter adds:
 - tool metadata (`is_read_only`, `is_destructive`), per input; safe defaults.
 - permission modes (default, acceptEdits, plan, bypassPermissions) and allow / deny /
   ask rules in Claude Code's format from `.claude/settings*.json`: deny, then ask,
@@ -18,6 +18,8 @@ every call first passes a permission gate, inside the one pipeline every call ta
   capabilities; memory and processes limited; `dangerouslyDisableSandbox` asks.
 - asking: y / n / always on a terminal (outside paths too); no terminal, no yes.
 - read-before-edit: no edit to a file unread, or changed on disk since it was read.
+- checks before the question: a call that would fail (an edit found twice, a
+  settings file left invalid) is refused before anyone is asked.
 
 Reading map (search for "s03 ·" to find what is new):
   New here:
@@ -31,6 +33,7 @@ Reading map (search for "s03 ·" to find what is new):
     s03 · permissions: decide_permission, the order is the policy
     s03 · permissions: asking the user
     s03 · permissions: read before edit
+    s03 · permissions: checks before the question
     s03 · permissions: the one path every call takes
     bash_safety.py, sandbox.py, rules.py: the classifier, the sandbox and the rules'
       patterns (each with its own reading map)
@@ -41,7 +44,8 @@ Reading map (search for "s03 ·" to find what is new):
     the pipeline, with the gate; `run_shell` runs in the sandbox (confine) or asks
     to leave it, and `kill_group` ends a sandbox whole; `main`, `run_offline_demo`
     and `parse_args` set the mode and show the rules; `show_result` leaves out a
-    refusal; `web_fetch` hands back a redirect.
+    refusal; `web_fetch` hands back a redirect; `edit_file` works its edit out first,
+    with the checks (see them below).
   Unchanged: the agent loop and the other tools' work.
   Left for later: hooks (s04), deferred tools (s05), concurrency (s06).
 
@@ -82,15 +86,17 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                               shell_effects, unwrapped, within_budget)
     from .sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
                           sandbox_missing, sandbox_settings, sandbox_summary, scan)
-    from .rules import (command_rule_matches, parse_rule, path_rule_matches,
-                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
+    from .rules import (command_rule_matches, mcp_shape, parse_rule,
+                        path_rule_matches, read_denied, read_deny_patterns,
+                        settings_shape, shell_rule_applies, url_host)
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
     from sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
-    from rules import (command_rule_matches, parse_rule, path_rule_matches,
-                       read_denied, read_deny_patterns, shell_rule_applies, url_host)
+    from rules import (command_rule_matches, mcp_shape, parse_rule,
+                       path_rule_matches, read_denied, read_deny_patterns,
+                       settings_shape, shell_rule_applies, url_host)
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s03"
@@ -514,25 +520,11 @@ CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"
 def edit_file(file_path: str, old_string: str, new_string: str,
               replace_all: bool = False) -> str:
     """Replace `old_string` with `new_string`; refuse anything ambiguous."""
-    path = safe_path(file_path)
-    old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
-    if old == new:
-        raise ToolError("old_string and new_string are the same; nothing to change.")
-    if not path.exists():
-        if old:
-            raise ToolError(f"file not found: {file_path}")
-        atomic_write(path, new_string.encode("utf-8"))  # empty old_string: a new file
+    path, text, updated, data = plan_edit(file_path, old_string, new_string,
+                                          replace_all)
+    atomic_write(path, data)
+    if text is None:  # empty old_string, no file: a new file
         return f"Created {display(path)}."
-    original = read_text_for_edit(path, file_path)
-    # Match on LF text when the file is consistently CRLF; write CRLF back below.
-    crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
-    text = original.replace("\r\n", "\n") if crlf else original
-    if not old and text:
-        raise ToolError("old_string is empty but the file is not; "
-                        "give the text to replace.")
-    updated = replace_text(text, old, new, replace_all, file_path) if old else new
-    atomic_write(path,
-                 (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
     return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
 
 
@@ -1331,6 +1323,71 @@ def remember_file(tool: str, tool_input: dict) -> None:
             SESSION["read"][path] = fingerprint(path)
 
 
+# === s03 · permissions: checks before the question ===
+def plan_edit(file_path: str, old_string: str, new_string: str,
+              replace_all: bool = False) -> tuple:
+    """The edit worked out, nothing written: (path, text before or None for a new
+    file, text after, the bytes to write). ToolError if it cannot apply."""
+    path = safe_path(file_path)
+    old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
+    if old == new:
+        raise ToolError("old_string and new_string are the same; nothing to change.")
+    if not path.exists():
+        if old:
+            raise ToolError(f"file not found: {file_path}")
+        return path, None, new_string, new_string.encode("utf-8")
+    original = read_text_for_edit(path, file_path)
+    # Match on LF text when the file is consistently CRLF; write CRLF back below.
+    crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
+    text = original.replace("\r\n", "\n") if crlf else original
+    if not old and text:
+        raise ToolError("old_string is empty but the file is not; "
+                        "give the text to replace.")
+    updated = replace_text(text, old, new, replace_all, file_path) if old else new
+    return (path, text, updated,
+            (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
+
+
+def check_input(tool: str, tool_input: dict) -> str | None:
+    """Why this call would fail, found before anyone is asked (Claude Code validates
+    a tool's input before its permission check), cheapest first; None if it may go
+    on. A call that cannot work is never put to the user."""
+    if problem := check_read_before_edit(tool, tool_input):
+        return problem  # (a file changed since it was read: its edit is stale)
+    if tool not in EDIT_TOOLS or not is_inside(resolve_path(tool_input["file_path"])):
+        return None  # outside the workspace, the gate asks first: the tool checks later
+    try:
+        if tool == "edit_file":  # unchanged, not found, found twice: edit_file's words
+            path, _, after, _ = plan_edit(**tool_input)
+        else:
+            path, after = safe_path(tool_input["file_path"]), tool_input["content"]
+    except ToolError as e:
+        return str(e)
+    problem = settings_problem(path, after)
+    return problem and (f"{display(path)} would {problem}, and the agent would lose "
+                        "its own settings; nothing was written. Fix it and try again.")
+
+
+# The files the agent reads its own settings from, and what each must hold.
+AGENT_SETTINGS = {**dict.fromkeys(SETTINGS_FILES, "settings"), ".mcp.json": "mcp"}
+
+
+def settings_problem(path: Path, text: str) -> str | None:
+    """What `text` would break in one of AGENT_SETTINGS, or None: invalid JSON, or a
+    shape Claude Code does not read (the file would be ignored whole)."""
+    kind = next((k for name, k in AGENT_SETTINGS.items() if resolve_path(name) == path),
+                None)
+    if kind is None:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        return f"not be valid JSON ({e})"
+    if not isinstance(data, dict):
+        return "not hold a JSON object"
+    return settings_shape(data) if kind == "settings" else mcp_shape(data)
+
+
 # === s03 · permissions: the one path every call takes ===
 def execute_tool(block) -> tuple[str, bool]:
     """The one path every tool call takes: look up, validate, check read-before-
@@ -1342,7 +1399,7 @@ def execute_tool(block) -> tuple[str, bool]:
     if problem := validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input):
         return f"Error: invalid input for {block.name}: {problem}.", True
     try:
-        problem = check_read_before_edit(block.name, block.input)
+        problem = check_input(block.name, block.input)  # before any question
         denied = None if problem else check_permission(block.name, block.input)
     except Exception as e:  # subtle: a bug in the gate must fail closed, not open
         problem = f"the permission check failed ({type(e).__name__}: {e}); nothing ran."

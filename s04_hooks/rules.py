@@ -3,7 +3,8 @@
 code.py decides which rules a call meets and what they decide: deny first, then ask,
 then allow, in the order its gate sets. This file only reads the rules: a rule's two
 parts, and whether its pattern matches a command line, a path or a host, as Claude
-Code reads the rules of its settings files. A first reading can skip it: the table
+Code reads the rules of its settings files; and whether an edit of those files keeps
+the shape Claude Code reads. A first reading can skip it: the table
 of rule forms in the chapter's README says what each form matches. The same file
 stands in every chapter from s03 on.
 
@@ -13,6 +14,7 @@ Reading map:
   s03 · rules: Bash rules on a line       every command the line runs, wrappers opened
   s03 · rules: path patterns              gitignore's patterns, read by pathspec
   s03 · rules: hosts                      WebFetch(domain:...): the host a URL reaches
+  s03 · rules: the settings files' shape  what a settings edit must leave
 """
 
 import functools
@@ -125,3 +127,45 @@ def url_host(url: str) -> str:
         return str(address.ipv4_mapped or address)
     except (OSError, ValueError):
         return host
+
+
+# === s03 · rules: the settings files' shape ===
+def strings(value) -> bool:
+    """A list of strings, as rules and args are."""
+    return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def settings_shape(data: dict) -> str | None:
+    """Claude Code's shape for what the course reads: permissions and hooks."""
+    rules, hooks = data.get("permissions", {}), data.get("hooks", {})
+    if not isinstance(rules, dict):
+        return "have 'permissions' that is not an object"
+    if bad := [k for k in ("allow", "deny", "ask") if not strings(rules.get(k, []))]:
+        return f"have 'permissions.{bad[0]}' that is not a list of strings"
+    if not isinstance(rules.get("defaultMode", ""), str):
+        return "have 'permissions.defaultMode' that is not a string"
+    groups = list(hooks.values()) if isinstance(hooks, dict) else [None]
+    if not all(isinstance(g, list) and all(map(hook_group_ok, g)) for g in groups):
+        return ("have 'hooks' not in Claude Code's shape, {event: [{\"matcher\": ..., "
+                "\"hooks\": [{\"type\": \"command\", \"command\": ...}]}]}")
+    return None
+
+
+def hook_group_ok(group) -> bool:
+    """{"matcher": "...", "hooks": [{"type": "command", "command": "..."}, ...]}"""
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return (isinstance(group, dict) and isinstance(group.get("matcher", ""), str)
+            and isinstance(hooks, list) and all(
+                isinstance(h, dict) and isinstance(h.get("type"), str)
+                and (h["type"] != "command" or isinstance(h.get("command"), str))
+                for h in hooks))
+
+
+def mcp_shape(data: dict) -> str | None:
+    """.mcp.json as Claude Code reads it: {"mcpServers": {name: {"command": ...}}}."""
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict) or not all(
+            isinstance(s, dict) and isinstance(s.get("command", s.get("url")), str)
+            for s in servers.values()):
+        return "have 'mcpServers' not in the shape {name: {\"command\": ...}}"
+    return None

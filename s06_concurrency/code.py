@@ -83,8 +83,9 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                               shell_effects, unwrapped, within_budget)
     from .sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
                           sandbox_missing, sandbox_settings, sandbox_summary, scan)
-    from .rules import (command_rule_matches, parse_rule, path_rule_matches,
-                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
+    from .rules import (command_rule_matches, mcp_shape, parse_rule,
+                        path_rule_matches, read_denied, read_deny_patterns,
+                        settings_shape, shell_rule_applies, url_host)
     from .mcp_client import McpError, McpServers, read_config
     from .background import start_task, stop_all, stop_task, tell_ended
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
@@ -92,8 +93,9 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                              shell_effects, unwrapped, within_budget)
     from sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
-    from rules import (command_rule_matches, parse_rule, path_rule_matches,
-                       read_denied, read_deny_patterns, shell_rule_applies, url_host)
+    from rules import (command_rule_matches, mcp_shape, parse_rule,
+                       path_rule_matches, read_denied, read_deny_patterns,
+                       settings_shape, shell_rule_applies, url_host)
     from mcp_client import McpError, McpServers, read_config
     from background import start_task, stop_all, stop_task, tell_ended
 
@@ -559,25 +561,11 @@ CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"
 def edit_file(file_path: str, old_string: str, new_string: str,
               replace_all: bool = False) -> str:
     """Replace `old_string` with `new_string`; refuse anything ambiguous."""
-    path = safe_path(file_path)
-    old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
-    if old == new:
-        raise ToolError("old_string and new_string are the same; nothing to change.")
-    if not path.exists():
-        if old:
-            raise ToolError(f"file not found: {file_path}")
-        atomic_write(path, new_string.encode("utf-8"))  # empty old_string: a new file
+    path, text, updated, data = plan_edit(file_path, old_string, new_string,
+                                          replace_all)
+    atomic_write(path, data)
+    if text is None:  # empty old_string, no file: a new file
         return f"Created {display(path)}."
-    original = read_text_for_edit(path, file_path)
-    # Match on LF text when the file is consistently CRLF; write CRLF back below.
-    crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
-    text = original.replace("\r\n", "\n") if crlf else original
-    if not old and text:
-        raise ToolError("old_string is empty but the file is not; "
-                        "give the text to replace.")
-    updated = replace_text(text, old, new, replace_all, file_path) if old else new
-    atomic_write(path,
-                 (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
     return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
 
 
@@ -2123,6 +2111,71 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
     return output + hook_note("hook-feedback", said), is_error
 
 
+# === s03 · permissions: checks before the question ===
+def plan_edit(file_path: str, old_string: str, new_string: str,
+              replace_all: bool = False) -> tuple:
+    """The edit worked out, nothing written: (path, text before or None for a new
+    file, text after, the bytes to write). ToolError if it cannot apply."""
+    path = safe_path(file_path)
+    old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
+    if old == new:
+        raise ToolError("old_string and new_string are the same; nothing to change.")
+    if not path.exists():
+        if old:
+            raise ToolError(f"file not found: {file_path}")
+        return path, None, new_string, new_string.encode("utf-8")
+    original = read_text_for_edit(path, file_path)
+    # Match on LF text when the file is consistently CRLF; write CRLF back below.
+    crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
+    text = original.replace("\r\n", "\n") if crlf else original
+    if not old and text:
+        raise ToolError("old_string is empty but the file is not; "
+                        "give the text to replace.")
+    updated = replace_text(text, old, new, replace_all, file_path) if old else new
+    return (path, text, updated,
+            (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
+
+
+def check_input(tool: str, tool_input: dict) -> str | None:
+    """Why this call would fail, found before anyone is asked (Claude Code validates
+    a tool's input before its permission check), cheapest first; None if it may go
+    on. A call that cannot work is never put to the user."""
+    if problem := check_read_before_edit(tool, tool_input):
+        return problem  # (a file changed since it was read: its edit is stale)
+    if tool not in EDIT_TOOLS or not is_inside(resolve_path(tool_input["file_path"])):
+        return None  # outside the workspace, the gate asks first: the tool checks later
+    try:
+        if tool == "edit_file":  # unchanged, not found, found twice: edit_file's words
+            path, _, after, _ = plan_edit(**tool_input)
+        else:
+            path, after = safe_path(tool_input["file_path"]), tool_input["content"]
+    except ToolError as e:
+        return str(e)
+    problem = settings_problem(path, after)
+    return problem and (f"{display(path)} would {problem}, and the agent would lose "
+                        "its own settings; nothing was written. Fix it and try again.")
+
+
+# The files the agent reads its own settings from, and what each must hold.
+AGENT_SETTINGS = {**dict.fromkeys(SETTINGS_FILES, "settings"), ".mcp.json": "mcp"}
+
+
+def settings_problem(path: Path, text: str) -> str | None:
+    """What `text` would break in one of AGENT_SETTINGS, or None: invalid JSON, or a
+    shape Claude Code does not read (the file would be ignored whole)."""
+    kind = next((k for name, k in AGENT_SETTINGS.items() if resolve_path(name) == path),
+                None)
+    if kind is None:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        return f"not be valid JSON ({e})"
+    if not isinstance(data, dict):
+        return "not hold a JSON object"
+    return settings_shape(data) if kind == "settings" else mcp_shape(data)
+
+
 # === s03 · permissions: the one path every call takes ===
 def execute_tool(block) -> tuple[str, bool]:
     """The one path every tool call takes: look up, validate, PreToolUse hooks, check
@@ -2144,7 +2197,7 @@ def execute_tool(block) -> tuple[str, bool]:
         return hook["blocked"], True
     tool_input = hook["input"]  # a hook's updatedInput, or the model's own
     try:
-        problem = check_read_before_edit(block.name, tool_input)
+        problem = check_input(block.name, tool_input)  # before any question
         denied = None if problem else check_permission(block.name, tool_input, hook)
     except Exception as e:  # subtle: a bug in the gate must fail closed, not open
         problem = f"the permission check failed ({type(e).__name__}: {e}); nothing ran."
