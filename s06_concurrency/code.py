@@ -126,6 +126,8 @@ LIST_LIMIT = 100             # paths list_files returns
 GREP_LIMIT = 100             # matching lines grep_search returns
 FETCH_TIMEOUT = 30           # seconds for web_fetch
 FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
+SEARCH_TIMEOUT = 20          # seconds list_files or grep_search may take
+PREVIEW_LINES = 10           # lines of a new file write_file shows back
 
 
 # === s03 · permissions: what the session remembers ===
@@ -527,9 +529,16 @@ def write_file(file_path: str, content: str) -> str:
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory.")
     verb = "Overwrote" if path.exists() else "Created"
+    try:  # what was there, to show the change (a file that is not text: no diff)
+        before = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        before = None
     atomic_write(path, content.encode("utf-8"))
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    return f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)."
+    said = f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)"
+    if before is None:  # new: its first lines, so the model sees what it wrote
+        return f"{said}:\n{numbered_diff('', content, max_lines=PREVIEW_LINES)}"
+    return f"{said}; what changed:\n{numbered_diff(before, content)}"
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -555,7 +564,10 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 # === s02 · edit_file: one exact match, quotes and line endings forgiven ===
-CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"',
+                                   "′": "'", "″": '"'})  # primes: feet and inches
+QUOTES_FOLDED = (" (old_string matched once its quotes were made straight; the file's "
+                 "own quotes were kept)")
 
 
 def edit_file(file_path: str, old_string: str, new_string: str,
@@ -566,7 +578,9 @@ def edit_file(file_path: str, old_string: str, new_string: str,
     atomic_write(path, data)
     if text is None:  # empty old_string, no file: a new file
         return f"Created {display(path)}."
-    return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
+    folded = old_string.replace("\r\n", "\n") not in text  # found by its quotes
+    return (f"Edited {display(path)}{QUOTES_FOLDED if folded else ''}:\n"
+            f"{numbered_diff(text, updated)}")
 
 
 def read_text_for_edit(path: Path, file_path: str) -> str:
@@ -679,15 +693,21 @@ def ripgrep(args: list, cwd: Path | None = None):
     with tempfile.TemporaryFile() as err, subprocess.Popen(
             [RG, "--no-require-git", "--color=never", *args], cwd=cwd,
             stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL) as proc:
+        timer, start = threading.Timer(SEARCH_TIMEOUT, proc.kill), time.monotonic()
+        timer.start()  # a search of a huge tree (or a slow disk) is stopped, not waited
         try:
             printed = proc.stdout.peek(1)  # waits for ripgrep's first line, or its end
             yield from proc.stdout  # each line as ripgrep wrote it, b"\n" and all
+            if time.monotonic() - start >= SEARCH_TIMEOUT:
+                raise ToolError(f"the search took over {SEARCH_TIMEOUT}s and was "
+                                "stopped; search a smaller folder or a narrower glob.")
             if proc.wait(timeout=60) == 2 and not printed:  # 1 means "no match"
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
                 if "No files were searched" not in message:  # none to search: no match
                     raise ToolError(f"ripgrep failed: {message}")
         finally:
+            timer.cancel()
             proc.kill()  # if the caller stopped reading early (a no-op otherwise)
 
 
