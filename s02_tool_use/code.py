@@ -687,7 +687,8 @@ def register(handler, description: str, fields: dict, required: tuple = ()) -> N
 
 PATH = (str, "A path inside the workspace; relative paths start there.")
 register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
-         "the exit code (non-zero: an error). Stdin is closed. Default timeout "
+         "the exit code (non-zero: an error, but exit 1 of grep, diff or test "
+         "answers). Stdin is closed. Default timeout "
          f"{DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms.",
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed.")},

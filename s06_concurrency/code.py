@@ -853,7 +853,8 @@ READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None,  # s0
 EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
          "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))}
 register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
-         "the exit code (non-zero: an error). Stdin is closed. Default timeout "
+         "the exit code (non-zero: an error, but exit 1 of grep, diff or test "
+         "answers). Stdin is closed. Default timeout "
          f"{DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms.",
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed."),
