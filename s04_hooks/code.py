@@ -69,16 +69,18 @@ from markdownify import markdownify
 if __package__:  # imported as a package (the tests import s03_permissions.code)
     from .bash_safety import (dangerous_reason, is_read_only_command, is_write,
                               shell_effects, unwrapped, within_budget)
-    from .sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
-                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
+    from .sandbox import (SandboxError, argv_for, end_group, home_problem,
+                          placeholders, protected_paths, sandbox_missing,
+                          sandbox_settings, sandbox_summary, walk_workspace)
     from .rules import (command_rule_matches, mcp_shape, parse_rule,
                         path_rule_matches, read_denied, read_deny_patterns,
                         settings_shape, shell_rule_applies, url_host)
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command, is_write,
                              shell_effects, unwrapped, within_budget)
-    from sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
-                         sandbox_missing, sandbox_settings, sandbox_summary, scan)
+    from sandbox import (SandboxError, argv_for, end_group, home_problem,
+                         placeholders, protected_paths, sandbox_missing,
+                         sandbox_settings, sandbox_summary, walk_workspace)
     from rules import (command_rule_matches, mcp_shape, parse_rule,
                        path_rule_matches, read_denied, read_deny_patterns,
                        settings_shape, shell_rule_applies, url_host)
@@ -170,6 +172,11 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".pre-commit-config.yaml": "pre-commit's hooks (they run on git commit)",
     **dict.fromkeys(STARTUP_FILES, "a shell start-up file"),
     "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)"}
+# In the workspace the sandbox finds them at any depth, by name, and holds those that
+# are missing, but the start-up files (they run from your home, hidden anyway).
+PROTECTED_NAMES = {Path(e).parts[0] for e in PROTECTED if not e.startswith("~/")}
+HOLD_WHILE_MISSING = [e for e in PROTECTED
+                      if e not in STARTUP_FILES and not e.startswith("~/")]
 
 
 def protected_write(target: str) -> str | None:
@@ -1005,8 +1012,15 @@ def confine(command: str, unsandboxed: bool = False):
         return
     workspace, files = Path.cwd().resolve(), settings["filesystem"]
     writes = not is_read_only_command(command)
-    denied, named = walk_workspace(workspace, writes)
-    protected = protected_paths(workspace, named) if writes else {}
+    programs = agent_programs() if writes else []  # in the workspace: read-only
+    try:  # sandbox.py finds the paths; fail closed if it cannot (nothing runs)
+        denied, named = walk_workspace(
+            workspace, read_deny_patterns(load_settings()), path_rule_matches,
+            PROTECTED_NAMES if writes else set(), programs)
+        protected = (protected_paths(workspace, HOLD_WHILE_MISSING, named, programs)
+                     if writes else {})
+    except SandboxError as e:
+        raise ToolError(str(e))
     writable = [workspace, *(p for p in named if p.name == ".git" and p.is_dir()),
                 *(resolve_path(p) for p in files.get("allowWrite", []))]
     hidden = [Path.home().resolve(), *denied,
@@ -1015,58 +1029,6 @@ def confine(command: str, unsandboxed: bool = False):
     with placeholders(protected):
         yield argv_for(command, writable if writes else [], read_only, hidden,
                        workspace)
-
-
-def walk_workspace(workspace: Path, writes: bool) -> tuple[list, list]:
-    """One walk of the workspace: the paths a Read deny rule covers (hidden from
-    every command) and, for a writing command, the protected names at any depth."""
-    patterns = read_deny_patterns(load_settings())
-    names = {Path(e).parts[0] for e in PROTECTED if not e.startswith("~/")}
-    if not patterns and not writes:
-        return [], []
-    try:
-        denied, named = scan(workspace, patterns and (lambda path: any(
-            path_rule_matches(p, path) for p in patterns)), names if writes else set(),
-            skip=[] if patterns else agent_programs())  # read-only whole: no need
-    except SandboxError as e:
-        raise ToolError(str(e))  # fail closed: what the walk missed is not hidden
-    return denied + [outside_root(p) for p in patterns if p.startswith("//")], named
-
-
-def outside_root(pattern: str) -> Path:
-    """The folder a Read deny rule outside the workspace starts at (`//data/**/*.key`
-    -> /data): hidden whole, which may hide more than the rule, never less."""
-    fixed = [part for part in pattern[1:].split("/")]
-    stop = next((i for i, p in enumerate(fixed) if any(c in p for c in "*?[")),
-                len(fixed))
-    return Path("/".join(fixed[:stop]) or "/").resolve()
-
-
-def protected_paths(workspace: Path, named: list) -> dict:
-    """What a writing command must leave as it is, {path: "file" | "folder"}: every
-    protected name in the workspace (or the first missing part of one, held while it
-    runs), what git reads for each repository, the programs the agent runs later."""
-    out = {first_missing(workspace, e): "folder" for e in PROTECTED
-           if e not in STARTUP_FILES and not e.startswith("~/")}
-    out |= dict.fromkeys([p for p in named if p.name != ".git"], "folder")
-    for git in [workspace / ".git", *(p for p in named if p.name == ".git")]:
-        out |= git_reads(git, git.parent) if os.path.lexists(git) else {}
-    out |= dict.fromkeys([p for p in agent_programs() if p.is_relative_to(workspace)
-                          and p != workspace], "folder")
-    if links := [p for p in out if p.is_symlink()]:
-        raise ToolError(f"{display(links[0])} is a symbolic link: a protected name "
-                        "cannot be held in place while it is one")
-    return out
-
-
-def first_missing(workspace: Path, entry: str) -> Path:
-    """The entry's path, or its first part that does not exist yet (no .git: .git)."""
-    path = workspace
-    for part in Path(entry).parts:
-        path /= part
-        if not os.path.lexists(path):
-            break
-    return path
 
 
 def agent_programs() -> list:
@@ -1078,16 +1040,6 @@ def agent_programs() -> list:
                                         *os.environ.get("PATH", "").split(os.pathsep),
                                         *(Path(f).parent for f in found if f)]
             if p] + hook_programs()  # s04: and what the hooks run
-
-
-def home_problem() -> str | None:
-    """Started in your home folder (or above it), the workspace would hold your
-    home: the sandbox could hide none of it (keys, your shell's start-up files)."""
-    home, workspace = Path.home().resolve(), Path.cwd().resolve()
-    if home != Path("/") and home.is_relative_to(workspace):
-        return (f"the workspace {workspace} holds your home folder, which the sandbox "
-                "hides from every command; run the agent from a project folder")
-    return None
 
 
 def unsandboxed(tool_input: dict) -> bool:
@@ -2198,7 +2150,7 @@ def main(argv=None) -> int:
                       f"or in {env_file}. Here is the offline demo instead.",
                       flush=True)
             return run_offline_demo(args)
-        if problem := home_problem():
+        if problem := home_problem(Path.cwd().resolve()):
             print(f"error: {problem}", file=sys.stderr)
             return 1
         client = make_client()
