@@ -79,25 +79,27 @@ import yaml
 from markdownify import markdownify
 
 if __package__:  # imported as a package (the tests import s03_permissions.code)
-    from .bash_safety import (dangerous_reason, is_read_only_command, is_write,
+    from .bash_safety import (dangerous_reason, is_read_only_command,
                               shell_effects, unwrapped, within_budget)
     from .sandbox import (SandboxError, argv_for, end_group, home_problem,
                           placeholders, protected_paths, sandbox_missing,
                           sandbox_settings, sandbox_summary, walk_workspace)
-    from .rules import (command_rule_matches, mcp_shape, parse_rule,
-                        path_rule_matches, read_denied, read_deny_patterns,
-                        settings_shape, shell_rule_applies, url_host)
+    from .rules import (command_rule_matches, denied_inside, parse_rule,
+                        path_rule_matches, protected_entry, read_denied,
+                        read_deny_patterns, read_permissions, settings_problem,
+                        shell_path_rule, shell_rule_applies, url_host)
     from .mcp_client import McpError, McpServers, read_config
     from .background import start_task, stop_all, stop_task, tell_ended
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
-    from bash_safety import (dangerous_reason, is_read_only_command, is_write,
+    from bash_safety import (dangerous_reason, is_read_only_command,
                              shell_effects, unwrapped, within_budget)
     from sandbox import (SandboxError, argv_for, end_group, home_problem,
                          placeholders, protected_paths, sandbox_missing,
                          sandbox_settings, sandbox_summary, walk_workspace)
-    from rules import (command_rule_matches, mcp_shape, parse_rule,
-                       path_rule_matches, read_denied, read_deny_patterns,
-                       settings_shape, shell_rule_applies, url_host)
+    from rules import (command_rule_matches, denied_inside, parse_rule,
+                       path_rule_matches, protected_entry, read_denied,
+                       read_deny_patterns, read_permissions, settings_problem,
+                       shell_path_rule, shell_rule_applies, url_host)
     from mcp_client import McpError, McpServers, read_config
     from background import start_task, stop_all, stop_task, tell_ended
 
@@ -229,17 +231,8 @@ HOLD_WHILE_MISSING = [e for e in PROTECTED
 def protected_write(target: str) -> str | None:
     """Why writing to `target` is dangerous, or None: PROTECTED, system files, disks."""
     path = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
-    for entry, what in PROTECTED.items():
-        inside = entry.endswith("/")  # a folder: what it holds, not itself
-        if entry.startswith("~/"):
-            top = Path.home() / entry[2:]
-            hit = top in path.parents or path == top and not inside
-        else:
-            parts, n = Path(entry).parts, len(path.parts) - inside
-            hit = any(path.parts[i:i + len(parts)] == parts
-                      for i in range(n - len(parts) + 1))
-        if hit:
-            return f"it writes {what}: {entry}"
+    if entry := protected_entry(path, PROTECTED):  # at any depth, or in your home
+        return f"it writes {PROTECTED[entry]}: {entry}"
     if re.match(r"/etc/(sudoers|passwd|shadow|profile|bash\.bashrc|environment)",
                 str(path)):
         return f"it writes {path}"
@@ -973,26 +966,9 @@ SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 
 
 def load_settings() -> dict:
-    """The `permissions` of the workspace's settings files, merged: rules add up,
-    the local file's defaultMode wins. A broken file is reported, not guessed at."""
-    merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
-    for name in SETTINGS_FILES:
-        if not (file := Path.cwd() / name).is_file():
-            continue
-        try:
-            permissions = json.loads(file.read_text(encoding="utf-8")).get(
-                "permissions", {})
-            if not isinstance(permissions, dict):
-                raise ValueError("'permissions' is not an object")
-        except (ValueError, OSError, AttributeError) as e:
-            merged["problems"].append(f"{name}: {e}")
-            continue
-        for key in ("allow", "deny", "ask"):
-            rules = permissions.get(key, [])
-            merged[key] += ([r for r in rules if isinstance(r, str)]
-                            if isinstance(rules, list) else [])
-        merged["defaultMode"] = permissions.get("defaultMode") or merged["defaultMode"]
-    return merged
+    """The `permissions` of the workspace's settings files, merged (rules.py reads
+    them): rules add up, the local file's defaultMode wins, a broken file is named."""
+    return read_permissions(SETTINGS_FILES)
 
 
 def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | None:
@@ -1001,12 +977,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | Non
     runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
-        effects = shell_effects(tool_input["command"])
-        paths = effects.writes if name != "Read" else [p for p, _ in effects.reads]
-        if name != "Read" and any(is_write(op, t) and not t.static
-                                  for c, _ in effects.parts for op, t in c.redirects):
-            return " (a redirection writes to a file only known at run time)"
-        return "" if any(path_rule_matches(content, p) for p in paths) else None
+        return shell_path_rule(name, content, tool_input["command"])
     server = name.removesuffix("__*") + "__"  # s05: `mcp__server`: its every tool
     if name != tool and name not in tool_meta(tool)["names"] and not (
             name.startswith("mcp__") and tool.startswith(server)):
@@ -1168,23 +1139,6 @@ def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | Non
     for rule in rules:
         if (note := rule_applies(rule, tool, tool_input, deny)) is not None:
             return rule + note
-    return None
-
-
-MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
-
-
-def denied_inside(command: str, rules: dict) -> str | None:
-    """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
-    Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
-    patterns = read_deny_patterns(rules)
-    roots = [p for p, recursive in shell_effects(command).reads if recursive]
-    for root in roots if patterns else ():
-        for count, (folder, dirs, files) in enumerate(os.walk(root)):
-            for path in (Path(folder, name) for name in dirs + files):
-                if count > MAX_WALK or read_denied(patterns, str(path)):
-                    return (f"it reads all of {display(root)}, which holds "
-                            f"{display(path)}, and a Read deny rule covers that")
     return None
 
 
@@ -2109,6 +2063,10 @@ def plan_edit(file_path: str, old_string: str, new_string: str,
             (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
 
 
+# The files the agent reads its own settings from, and what each must hold.
+AGENT_SETTINGS = {**dict.fromkeys(SETTINGS_FILES, "settings"), ".mcp.json": "mcp"}
+
+
 def check_input(tool: str, tool_input: dict) -> str | None:
     """Why this call would fail, found before anyone is asked (Claude Code validates
     a tool's input before its permission check), cheapest first; None if it may go
@@ -2124,29 +2082,11 @@ def check_input(tool: str, tool_input: dict) -> str | None:
             path, after = safe_path(tool_input["file_path"]), tool_input["content"]
     except ToolError as e:
         return str(e)
-    problem = settings_problem(path, after)
+    kind = next((k for name, k in AGENT_SETTINGS.items()
+                 if resolve_path(name) == path), None)  # one of the agent's own?
+    problem = kind and settings_problem(kind, after)
     return problem and (f"{display(path)} would {problem}, and the agent would lose "
                         "its own settings; nothing was written. Fix it and try again.")
-
-
-# The files the agent reads its own settings from, and what each must hold.
-AGENT_SETTINGS = {**dict.fromkeys(SETTINGS_FILES, "settings"), ".mcp.json": "mcp"}
-
-
-def settings_problem(path: Path, text: str) -> str | None:
-    """What `text` would break in one of AGENT_SETTINGS, or None: invalid JSON, or a
-    shape Claude Code does not read (the file would be ignored whole)."""
-    kind = next((k for name, k in AGENT_SETTINGS.items() if resolve_path(name) == path),
-                None)
-    if kind is None:
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError as e:
-        return f"not be valid JSON ({e})"
-    if not isinstance(data, dict):
-        return "not hold a JSON object"
-    return settings_shape(data) if kind == "settings" else mcp_shape(data)
 
 
 # === s03 · permissions: the one path every call takes ===
