@@ -7,7 +7,7 @@ every call first passes a permission gate, inside the one pipeline every call ta
 - tool metadata (`is_read_only`, `is_destructive`), per input; safe defaults.
 - permission modes (default, acceptEdits, plan, bypassPermissions) and allow / deny /
   ask rules in Claude Code's format from `.claude/settings*.json`: deny, then ask,
-  then allow (the patterns' syntax in rules.py). Read and Edit rules cover every
+  then allow (read and matched in rules.py). Read and Edit rules cover every
   tool and command that reads or writes.
 - a bash classifier (bash_safety.py, a deep dive a first reading skips): commands
   parsed with tree-sitter-bash; read-only programs and dangerous commands as tables.
@@ -35,8 +35,8 @@ Reading map (search for "s03 ·" to find what is new):
     s03 · permissions: read before edit
     s03 · permissions: checks before the question
     s03 · permissions: the one path every call takes
-    bash_safety.py, sandbox.py, rules.py: the classifier, the sandbox and the rules'
-      patterns (each with its own reading map)
+    bash_safety.py, sandbox.py, rules.py: the classifier, the sandbox (and the
+      paths it keeps), the rules read and matched (each with its own reading map)
   Changed here: `register` and each tool's registration take its safety metadata
     (names for the rules, is_read_only, is_destructive); `safe_path` lets through an
     outside path the user approved, which `display` shows whole; `list_files` and
