@@ -15,12 +15,11 @@ This chapter gives the model one tool, `run_shell`, and gets the loop right:
 - every `stop_reason` the API sends has a row in a table (STOP_REASONS) that says
   what the loop does: run the calls, answer, go on after a pause, report a refusal;
   a call cut off by max_tokens is never run, and an empty reply is never kept;
-- a turn limit ends a runaway loop with a clear message;
-- the API's errors end the task, not the program: the SDK retries what is worth
-  retrying (each retry one line), the REPL drops the failed exchange and goes on;
+- a turn limit ends a runaway loop; the API's errors end the task, not the program:
+  the SDK retries (each retry one line), the REPL drops the failed exchange;
 - a long session survives its context window: the oldest exchanges go (or /clear);
-- the shell cannot wait for input or hang: stdin closed, PAGER=cat, a timeout that
-  kills the whole process group, output cut to its head and tail;
+- the shell cannot hang: stdin closed, PAGER=cat, a timeout kills its process group;
+  output comes clean and cut to head+tail (the whole saved); grep's exit 1 answers;
 - what the model or a tool prints is shown, never obeyed: control characters escaped.
 
 Reading map (every section is new; search for "s01 ·" to find each):
@@ -36,8 +35,7 @@ Reading map (every section is new; search for "s01 ·" to find each):
     s01 · API errors: retried by the SDK, shown, and survived
     s01 · the command line: a REPL, one task, or the offline demo
   Left for later: a registry of tools and the file tools (s02), permissions (s03),
-    hooks (s04), deferred tools (s05), concurrency (s06). This chapter runs every
-    command it is given.
+    hooks (s04), deferred tools (s05), concurrency (s06). Here every command runs.
 
 Run:  python s01_agent_loop/code.py            (REPL; offline demo if no API key)
       python s01_agent_loop/code.py "task"     (one task, then exit)
@@ -50,11 +48,13 @@ import io
 import logging
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -66,6 +66,7 @@ DEFAULT_TIMEOUT = 120_000    # milliseconds a command may run (as Claude Code) .
 MAX_TIMEOUT = 600_000        # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 MAX_OUTPUT_BYTES = 32_000_000  # a command's output on disk: past this, it stops
+RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the run_shell "
@@ -105,6 +106,31 @@ class CommandFailed(Exception):
     to the model marked is_error, as Claude Code marks a failed Bash call."""
 
 
+# Programs whose exit 1 is an answer, not a failure (Claude Code's command semantics):
+# program -> what exit 1 means. Any other non-zero exit, 2 and up included, fails.
+EXIT_1_MEANS = {"grep": "no match", "egrep": "no match", "fgrep": "no match",
+                "rg": "no match", "diff": "files differ", "cmp": "files differ",
+                "test": "false", "[": "false", "find": "some folders were unreadable"}
+
+
+def last_program(command: str) -> str | None:
+    """The program whose exit status the line returns: the first word of its last
+    simple command (`cat a | grep x` -> grep). None when unsure: several lines,
+    brackets, an unclosed quote, or `a && b` (a's failure ends the line early)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True  # words as bash splits them, operators apart
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+    start = max((i + 1 for i, word in enumerate(words)  # after the last operator
+                 if word in (";", "&", "|", "|&", "||", "&&")), default=0)
+    if ("\n" in command.strip() or {"(", ")"} & set(words) or start == len(words)
+            or (start and words[start - 1] == "&&")):
+        return None
+    return words[start]
+
+
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
     """Run `command` with bash in the workspace: its stdout, stderr and exit code;
     CommandFailed with that text if it exits non-zero or times out."""
@@ -122,11 +148,14 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
-        stdout, stderr = head_and_tail(out), head_and_tail(err)
+        stdout, stderr = (head_and_tail(out, name="stdout"),
+                          head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
+    answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
+    status += f" ({answer})" if answer else ""  # grep found nothing: an answer
     text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
-    if status != "exit code: 0":  # as in Claude Code: a command that failed is an error
+    if status != "exit code: 0" and not answer:  # as Claude Code: a failure, an error
         raise CommandFailed(text)
     return text
 
@@ -156,18 +185,38 @@ def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
             "were killed")
 
 
-def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS) -> str:
-    """The output in file `f`, or its first and last limit/2 bytes if it is longer."""
+# Escape sequences: a terminal obeys them (colours, titles), a model only reads noise.
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+                  r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: a title, a link, ...
+                  r"|[ -/]*[0-~])")  # the rest: ESC and one or more characters
+
+
+def clean(data: bytes) -> str | None:
+    """Output as the model should read it, ANSI sequences removed; None if it is
+    binary (a NUL byte, or more than a tenth of it undecodable)."""
+    text = data.decode(errors="replace")
+    binary = "\0" in text or text.count("\ufffd") > len(text) / 10
+    return None if binary else ANSI.sub("", text)
+
+
+def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str:
+    """The output in file `f`, cleaned; if longer than `limit`, its head and tail,
+    and the whole of it copied to RESULTS_DIR, where the model can read it."""
     size = f.seek(0, os.SEEK_END)
     f.seek(0)
+    head = clean(f.read(limit if size <= limit else limit // 2))
+    if head is None:  # bytes a model cannot read: say what there was instead
+        return f"[binary output: {size:,} bytes, not shown]"
     if size <= limit:
-        return f.read().decode(errors="replace").rstrip("\n")
+        return head.rstrip("\n")
     half = limit // 2
-    head = f.read(half).decode(errors="replace")
+    saved = Path(RESULTS_DIR, f"shell-{uuid.uuid4().hex[:8]}-{name}.txt")
+    saved.parent.mkdir(exist_ok=True)  # (s02 saves it without following a link)
+    f.seek(0)
+    saved.write_bytes(f.read())  # at most MAX_OUTPUT_BYTES, held for a moment
     f.seek(size - half)
-    tail = f.read().decode(errors="replace")
-    return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle ...]\n\n"
-            f"{tail}").rstrip("\n")
+    return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; the whole "
+            f"{name} is saved in {saved} ...]\n\n{clean(f.read()) or ''}").rstrip("\n")
 
 
 # === s01 · execute_tool: every tool_use gets its tool_result ===

@@ -32,7 +32,7 @@ Reading map (search for "s02 ·" to find what is new):
   Changed here: `SYSTEM` names the new tools; `TOOLS` is filled by register() (s01's
     tools section gives way to the registration block); `execute_tool` looks the
     tool up in the registry and validates and shapes what it returns;
-    `head_and_tail` and `run_shell` save a cut output whole, so nothing is lost;
+    `head_and_tail` saves a cut output in the new way (no link followed);
     `parse_args` describes this chapter.
   Unchanged: the agent loop, the display, the REPL and the offline demo.
   Left for later: whether a call may run at all (s03 permissions), hooks (s04),
@@ -51,12 +51,14 @@ import io
 import logging
 import os
 import re
+import shlex
 import shutil
 import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -76,6 +78,7 @@ DEFAULT_TIMEOUT = 120_000    # milliseconds a command may run (as Claude Code) .
 MAX_TIMEOUT = 600_000        # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 MAX_OUTPUT_BYTES = 32_000_000  # a command's output on disk: past this, it stops
+RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools to "
@@ -86,7 +89,6 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools 
 
 # === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
-RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 READ_LIMIT = 2000            # lines read_file returns by default
 MAX_LINE_CHARS = 2000        # read_file shortens longer lines
 MAX_READ_CHARS = 40_000      # read_file stops before this much text
@@ -94,6 +96,8 @@ LIST_LIMIT = 100             # paths list_files returns
 GREP_LIMIT = 100             # matching lines grep_search returns
 FETCH_TIMEOUT = 30           # seconds for web_fetch
 FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
+SEARCH_TIMEOUT = 20          # seconds list_files or grep_search may take
+PREVIEW_LINES = 10           # lines of a new file write_file shows back
 
 
 # === s02 · safe_path: every path stays in the workspace ===
@@ -184,6 +188,31 @@ class CommandFailed(Exception):
     to the model marked is_error, as Claude Code marks a failed Bash call."""
 
 
+# Programs whose exit 1 is an answer, not a failure (Claude Code's command semantics):
+# program -> what exit 1 means. Any other non-zero exit, 2 and up included, fails.
+EXIT_1_MEANS = {"grep": "no match", "egrep": "no match", "fgrep": "no match",
+                "rg": "no match", "diff": "files differ", "cmp": "files differ",
+                "test": "false", "[": "false", "find": "some folders were unreadable"}
+
+
+def last_program(command: str) -> str | None:
+    """The program whose exit status the line returns: the first word of its last
+    simple command (`cat a | grep x` -> grep). None when unsure: several lines,
+    brackets, an unclosed quote, or `a && b` (a's failure ends the line early)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True  # words as bash splits them, operators apart
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+    start = max((i + 1 for i, word in enumerate(words)  # after the last operator
+                 if word in (";", "&", "|", "|&", "||", "&&")), default=0)
+    if ("\n" in command.strip() or {"(", ")"} & set(words) or start == len(words)
+            or (start and words[start - 1] == "&&")):
+        return None
+    return words[start]
+
+
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
     """Run `command` with bash in the workspace: its stdout, stderr and exit code;
     CommandFailed with that text if it exits non-zero or times out."""
@@ -205,8 +234,10 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
                           head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
+    answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
+    status += f" ({answer})" if answer else ""  # grep found nothing: an answer
     text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
-    if status != "exit code: 0":  # as in Claude Code: a command that failed is an error
+    if status != "exit code: 0" and not answer:  # as Claude Code: a failure, an error
         raise CommandFailed(text)
     return text
 
@@ -236,22 +267,36 @@ def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
             "were killed")
 
 
+# Escape sequences: a terminal obeys them (colours, titles), a model only reads noise.
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+                  r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: a title, a link, ...
+                  r"|[ -/]*[0-~])")  # the rest: ESC and one or more characters
+
+
+def clean(data: bytes) -> str | None:
+    """Output as the model should read it, ANSI sequences removed; None if it is
+    binary (a NUL byte, or more than a tenth of it undecodable)."""
+    text = data.decode(errors="replace")
+    binary = "\0" in text or text.count("\ufffd") > len(text) / 10
+    return None if binary else ANSI.sub("", text)
+
+
 def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str:
-    """The output in file `f`; if longer than `limit`, its head and tail, and the
-    whole of it saved under RESULTS_DIR (copied from disk, never held in memory)."""
+    """The output in file `f`, cleaned; if longer than `limit`, its head and tail,
+    and the whole of it saved under RESULTS_DIR (copied from disk, never in memory)."""
     size = f.seek(0, os.SEEK_END)
     f.seek(0)
+    head = clean(f.read(limit if size <= limit else limit // 2))
+    if head is None:  # bytes a model cannot read: say what there was instead
+        return f"[binary output: {size:,} bytes, not shown]"
     if size <= limit:
-        return f.read().decode(errors="replace").rstrip("\n")
+        return head.rstrip("\n")
     saved, half = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}"), limit // 2
-    f.seek(0)
-    head = f.read(half).decode(errors="replace")
     f.seek(size - half)
-    tail = f.read().decode(errors="replace")
     whole = (f"the whole {name}" if size <= MAX_OUTPUT_BYTES else
              f"the first {MAX_OUTPUT_BYTES // 10**6} MB of the {name}")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; {whole} "
-            f"{saved} ...]\n\n{tail}").rstrip("\n")
+            f"{saved} ...]\n\n{clean(f.read()) or ''}").rstrip("\n")
 
 
 # === s02 · read_file: numbered lines, a window at a time ===
@@ -331,9 +376,16 @@ def write_file(file_path: str, content: str) -> str:
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory.")
     verb = "Overwrote" if path.exists() else "Created"
+    try:  # what was there, to show the change (a file that is not text: no diff)
+        before = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        before = None
     atomic_write(path, content.encode("utf-8"))
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    return f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)."
+    said = f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)"
+    if before is None:  # new: its first lines, so the model sees what it wrote
+        return f"{said}:\n{numbered_diff('', content, max_lines=PREVIEW_LINES)}"
+    return f"{said}; what changed:\n{numbered_diff(before, content)}"
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -359,7 +411,10 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 # === s02 · edit_file: one exact match, quotes and line endings forgiven ===
-CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"',
+                                   "′": "'", "″": '"'})  # primes: feet and inches
+QUOTES_FOLDED = (" (old_string matched once its quotes were made straight; the file's "
+                 "own quotes were kept)")
 
 
 def edit_file(file_path: str, old_string: str, new_string: str,
@@ -384,7 +439,9 @@ def edit_file(file_path: str, old_string: str, new_string: str,
     updated = replace_text(text, old, new, replace_all, file_path) if old else new
     atomic_write(path,
                  (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
-    return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
+    folded = old_string.replace("\r\n", "\n") not in text  # found by its quotes
+    return (f"Edited {display(path)}{QUOTES_FOLDED if folded else ''}:\n"
+            f"{numbered_diff(text, updated)}")
 
 
 def read_text_for_edit(path: Path, file_path: str) -> str:
@@ -497,15 +554,21 @@ def ripgrep(args: list, cwd: Path | None = None):
     with tempfile.TemporaryFile() as err, subprocess.Popen(
             [RG, "--no-require-git", "--color=never", *args], cwd=cwd,
             stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL) as proc:
+        timer, start = threading.Timer(SEARCH_TIMEOUT, proc.kill), time.monotonic()
+        timer.start()  # a search of a huge tree (or a slow disk) is stopped, not waited
         try:
             printed = proc.stdout.peek(1)  # waits for ripgrep's first line, or its end
             yield from proc.stdout  # each line as ripgrep wrote it, b"\n" and all
+            if time.monotonic() - start >= SEARCH_TIMEOUT:
+                raise ToolError(f"the search took over {SEARCH_TIMEOUT}s and was "
+                                "stopped; search a smaller folder or a narrower glob.")
             if proc.wait(timeout=60) == 2 and not printed:  # 1 means "no match"
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
                 if "No files were searched" not in message:  # none to search: no match
                     raise ToolError(f"ripgrep failed: {message}")
         finally:
+            timer.cancel()
             proc.kill()  # if the caller stopped reading early (a no-op otherwise)
 
 
@@ -593,9 +656,10 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
         except RecursionError:  # tags nested deeper than Python's recursion goes
             raise ToolError(f"{url}: its HTML nests too deeply to turn into text.")
     max_length = max(1, min(max_length, MAX_RESULT_CHARS))
-    if len(page) > max_length:
-        page = (page[:max_length]
-                + f"\n[... cut at {max_length:,} of {len(page):,} characters]")
+    if len(page) > max_length:  # the whole page saved first: the cut loses nothing
+        saved = save_result(page, f"web-{uuid.uuid4().hex[:8]}")
+        page = (page[:max_length] + f"\n[... cut at {max_length:,} of {len(page):,} "
+                f"characters; the whole page {saved}]")
     return page
 
 
@@ -623,7 +687,8 @@ def register(handler, description: str, fields: dict, required: tuple = ()) -> N
 
 PATH = (str, "A path inside the workspace; relative paths start there.")
 register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
-         "the exit code (non-zero: an error). Stdin is closed. Default timeout "
+         "the exit code (non-zero: an error, but exit 1 of grep, diff or test "
+         "answers). Stdin is closed. Default timeout "
          f"{DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms.",
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed.")},

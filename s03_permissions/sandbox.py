@@ -3,8 +3,8 @@
 code.py decides the policy: what a command may write (nothing for a read-only verdict,
 else the workspace), which paths stay read-only anyway (protected names, what git and
 the agent itself run later), what it may not read (your home, Read-denied paths). This
-file turns that policy into what the operating system runs, and a first reading can
-skip it:
+file finds the paths that policy names (one walk of the workspace) and turns it into
+what the operating system runs, and a first reading can skip it:
 - Linux: bubblewrap (`bwrap`), found on PATH. The command gets a view of the file
   system built from mounts: everything read-only, a private /tmp, home and denied
   paths hidden, the writable paths bound writable, the protected ones read-only on
@@ -17,10 +17,13 @@ The same file stands in every chapter from s03 on.
 
 Reading map:
   s03 · sandbox: its settings                 Claude Code's `sandbox` keys, one line
-  s03 · sandbox: can one start here           probe(): the reason it cannot, or None
+  s03 · sandbox: can one start here           probe(); home_problem(): a workspace
+                                              that holds your home
   s03 · sandbox: the programs a command runs  programs(): PATH and Python, visible
-  s03 · sandbox: one walk of the workspace    scan(): denied paths, protected names
+  s03 · sandbox: one walk of the workspace    walk_workspace(), scan(): denied paths,
+                                              protected names
   s03 · sandbox: what git reads               git_reads(): config, hooks, includes
+  s03 · sandbox: what a write leaves alone    protected_paths(): names, git, programs
   s03 · sandbox: names that do not exist yet  placeholders(): held while it runs
   s03 · sandbox: limits                       limited(): memory and processes
   s03 · sandbox: bubblewrap on Linux          bwrap_argv(), end_group()
@@ -103,6 +106,16 @@ def probe() -> str | None:
         why = (run.stderr.strip().splitlines() or ["no reason given"])[-1]
         return (f"{tool} cannot start here ({why}); user namespaces may be "
                 "blocked, as in many containers")
+    return None
+
+
+def home_problem(workspace: Path) -> str | None:
+    """Started in your home folder (or above it), the workspace would hold your
+    home: the sandbox could hide none of it (keys, your shell's start-up files)."""
+    home = Path.home().resolve()
+    if home != Path("/") and home.is_relative_to(workspace):
+        return (f"the workspace {workspace} holds your home folder, which the sandbox "
+                "hides from every command; run the agent from a project folder")
     return None
 
 
@@ -191,6 +204,28 @@ def scan(workspace: Path, denied, names: set, skip=()) -> tuple[list, list]:
     return hits, named
 
 
+def walk_workspace(workspace: Path, patterns: list, matches, names: set,
+                   skip: list) -> tuple[list, list]:
+    """scan() for code.py's policy: the paths the Read deny `patterns` cover
+    (`matches(pattern, path)`), and for a pattern outside the workspace the folder it
+    starts at; the protected `names` at any depth (none for a read-only command)."""
+    if not patterns and not names:
+        return [], []
+    denied, named = scan(workspace, patterns and (lambda path: any(
+        matches(p, path) for p in patterns)), names,
+        skip=[] if patterns else skip)  # no Read rule: no need to walk the venv
+    return denied + [outside_root(p) for p in patterns if p.startswith("//")], named
+
+
+def outside_root(pattern: str) -> Path:
+    """The folder a Read deny rule outside the workspace starts at (`//data/**/*.key`
+    -> /data): hidden whole, which may hide more than the rule, never less."""
+    fixed = [part for part in pattern[1:].split("/")]
+    stop = next((i for i, p in enumerate(fixed) if any(c in p for c in "*?[")),
+                len(fixed))
+    return Path("/".join(fixed[:stop]) or "/").resolve()
+
+
 # === s03 · sandbox: what git reads ===
 @functools.lru_cache(maxsize=64)
 def git_config_reads(config: Path, stamp: tuple) -> tuple:
@@ -235,6 +270,36 @@ def git_reads(gitdir: Path, worktree: Path) -> dict:
         out |= {worktree / path: kind for path, kind in git_config_reads(
             config.resolve(), (stat.st_mtime_ns, stat.st_size))}
     return out
+
+
+# === s03 · sandbox: what a write leaves alone ===
+def protected_paths(workspace: Path, held: list, named: list, programs: list) -> dict:
+    """What a writing command must leave as it is, {path: "file" | "folder"}: each
+    entry of `held` (or the first missing part of one, held while it runs), the
+    protected names the walk found, what git reads for each repository, and the
+    folders of `programs` (the agent runs them later) in the workspace."""
+    out = {first_missing(workspace, e): "folder" for e in held}
+    out |= dict.fromkeys([p for p in named if p.name != ".git"], "folder")
+    for git in [workspace / ".git", *(p for p in named if p.name == ".git")]:
+        out |= git_reads(git, git.parent) if os.path.lexists(git) else {}
+    out |= dict.fromkeys([p for p in programs if p.is_relative_to(workspace)
+                          and p != workspace], "folder")
+    if links := [p for p in out if p.is_symlink()]:
+        shown = (links[0].relative_to(workspace)
+                 if links[0].is_relative_to(workspace) else links[0])
+        raise SandboxError(f"{shown} is a symbolic link: a protected name cannot be "
+                           "held in place while it is one")
+    return out
+
+
+def first_missing(workspace: Path, entry: str) -> Path:
+    """The entry's path, or its first part that does not exist yet (no .git: .git)."""
+    path = workspace
+    for part in Path(entry).parts:
+        path /= part
+        if not os.path.lexists(path):
+            break
+    return path
 
 
 # === s03 · sandbox: names that do not exist yet ===

@@ -58,6 +58,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -78,21 +79,27 @@ import yaml
 from markdownify import markdownify
 
 if __package__:  # imported as a package (the tests import s03_permissions.code)
-    from .bash_safety import (dangerous_reason, is_read_only_command, is_write,
+    from .bash_safety import (dangerous_reason, is_read_only_command,
                               shell_effects, unwrapped, within_budget)
-    from .sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
-                          sandbox_missing, sandbox_settings, sandbox_summary, scan)
-    from .rules import (command_rule_matches, parse_rule, path_rule_matches,
-                        read_denied, read_deny_patterns, shell_rule_applies, url_host)
+    from .sandbox import (SandboxError, argv_for, end_group, home_problem,
+                          placeholders, protected_paths, sandbox_missing,
+                          sandbox_settings, sandbox_summary, walk_workspace)
+    from .rules import (command_rule_matches, denied_inside, parse_rule,
+                        path_rule_matches, protected_entry, read_denied,
+                        read_deny_patterns, read_permissions, settings_problem,
+                        shell_path_rule, shell_rule_applies, url_host)
     from .mcp_client import McpError, McpServers, read_config
     from .background import start_task, stop_all, stop_task, tell_ended
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
-    from bash_safety import (dangerous_reason, is_read_only_command, is_write,
+    from bash_safety import (dangerous_reason, is_read_only_command,
                              shell_effects, unwrapped, within_budget)
-    from sandbox import (SandboxError, argv_for, end_group, git_reads, placeholders,
-                         sandbox_missing, sandbox_settings, sandbox_summary, scan)
-    from rules import (command_rule_matches, parse_rule, path_rule_matches,
-                       read_denied, read_deny_patterns, shell_rule_applies, url_host)
+    from sandbox import (SandboxError, argv_for, end_group, home_problem,
+                         placeholders, protected_paths, sandbox_missing,
+                         sandbox_settings, sandbox_summary, walk_workspace)
+    from rules import (command_rule_matches, denied_inside, parse_rule,
+                       path_rule_matches, protected_entry, read_denied,
+                       read_deny_patterns, read_permissions, settings_problem,
+                       shell_path_rule, shell_rule_applies, url_host)
     from mcp_client import McpError, McpServers, read_config
     from background import start_task, stop_all, stop_task, tell_ended
 
@@ -105,6 +112,7 @@ DEFAULT_TIMEOUT = 120_000    # milliseconds a command may run (as Claude Code) .
 MAX_TIMEOUT = 600_000        # ... and the most the model may ask for
 MAX_OUTPUT_CHARS = 30_000    # per stream; beyond this we keep the head and the tail
 MAX_OUTPUT_BYTES = 32_000_000  # a command's output on disk: past this, it stops
+RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools to "
@@ -115,7 +123,6 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools 
 
 # === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
-RESULTS_DIR = ".tool-results"  # where cut results are saved, inside the workspace
 READ_LIMIT = 2000            # lines read_file returns by default
 MAX_LINE_CHARS = 2000        # read_file shortens longer lines
 MAX_READ_CHARS = 40_000      # read_file stops before this much text
@@ -123,6 +130,8 @@ LIST_LIMIT = 100             # paths list_files returns
 GREP_LIMIT = 100             # matching lines grep_search returns
 FETCH_TIMEOUT = 30           # seconds for web_fetch
 FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
+SEARCH_TIMEOUT = 20          # seconds list_files or grep_search may take
+PREVIEW_LINES = 10           # lines of a new file write_file shows back
 
 
 # === s03 · permissions: what the session remembers ===
@@ -212,22 +221,18 @@ PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
     ".pre-commit-config.yaml": "pre-commit's hooks (they run on git commit)",
     **dict.fromkeys(STARTUP_FILES, "a shell start-up file"),
     "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)"}
+# In the workspace the sandbox finds them at any depth, by name, and holds those that
+# are missing, but the start-up files (they run from your home, hidden anyway).
+PROTECTED_NAMES = {Path(e).parts[0] for e in PROTECTED if not e.startswith("~/")}
+HOLD_WHILE_MISSING = [e for e in PROTECTED
+                      if e not in STARTUP_FILES and not e.startswith("~/")]
 
 
 def protected_write(target: str) -> str | None:
     """Why writing to `target` is dangerous, or None: PROTECTED, system files, disks."""
     path = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
-    for entry, what in PROTECTED.items():
-        inside = entry.endswith("/")  # a folder: what it holds, not itself
-        if entry.startswith("~/"):
-            top = Path.home() / entry[2:]
-            hit = top in path.parents or path == top and not inside
-        else:
-            parts, n = Path(entry).parts, len(path.parts) - inside
-            hit = any(path.parts[i:i + len(parts)] == parts
-                      for i in range(n - len(parts) + 1))
-        if hit:
-            return f"it writes {what}: {entry}"
+    if entry := protected_entry(path, PROTECTED):  # at any depth, or in your home
+        return f"it writes {PROTECTED[entry]}: {entry}"
     if re.match(r"/etc/(sudoers|passwd|shadow|profile|bash\.bashrc|environment)",
                 str(path)):
         return f"it writes {path}"
@@ -328,6 +333,31 @@ class CommandFailed(Exception):
     to the model marked is_error, as Claude Code marks a failed Bash call."""
 
 
+# Programs whose exit 1 is an answer, not a failure (Claude Code's command semantics):
+# program -> what exit 1 means. Any other non-zero exit, 2 and up included, fails.
+EXIT_1_MEANS = {"grep": "no match", "egrep": "no match", "fgrep": "no match",
+                "rg": "no match", "diff": "files differ", "cmp": "files differ",
+                "test": "false", "[": "false", "find": "some folders were unreadable"}
+
+
+def last_program(command: str) -> str | None:
+    """The program whose exit status the line returns: the first word of its last
+    simple command (`cat a | grep x` -> grep). None when unsure: several lines,
+    brackets, an unclosed quote, or `a && b` (a's failure ends the line early)."""
+    try:
+        lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True  # words as bash splits them, operators apart
+        words = list(lexer)
+    except ValueError:  # an unclosed quote
+        return None
+    start = max((i + 1 for i, word in enumerate(words)  # after the last operator
+                 if word in (";", "&", "|", "|&", "||", "&&")), default=0)
+    if ("\n" in command.strip() or {"(", ")"} & set(words) or start == len(words)
+            or (start and words[start - 1] == "&&")):
+        return None
+    return words[start]
+
+
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
               dangerouslyDisableSandbox: bool = False,
               run_in_background: bool = False) -> str:
@@ -357,8 +387,10 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
                           head_and_tail(err, name="stderr"))
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
+    answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
+    status += f" ({answer})" if answer else ""  # grep found nothing: an answer
     text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
-    if status != "exit code: 0":  # as in Claude Code: a command that failed is an error
+    if status != "exit code: 0" and not answer:  # as Claude Code: a failure, an error
         raise CommandFailed(text)
     return text
 
@@ -388,22 +420,36 @@ def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
             "were killed")
 
 
+# Escape sequences: a terminal obeys them (colours, titles), a model only reads noise.
+ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves
+                  r"|\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: a title, a link, ...
+                  r"|[ -/]*[0-~])")  # the rest: ESC and one or more characters
+
+
+def clean(data: bytes) -> str | None:
+    """Output as the model should read it, ANSI sequences removed; None if it is
+    binary (a NUL byte, or more than a tenth of it undecodable)."""
+    text = data.decode(errors="replace")
+    binary = "\0" in text or text.count("\ufffd") > len(text) / 10
+    return None if binary else ANSI.sub("", text)
+
+
 def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str:
-    """The output in file `f`; if longer than `limit`, its head and tail, and the
-    whole of it saved under RESULTS_DIR (copied from disk, never held in memory)."""
+    """The output in file `f`, cleaned; if longer than `limit`, its head and tail,
+    and the whole of it saved under RESULTS_DIR (copied from disk, never in memory)."""
     size = f.seek(0, os.SEEK_END)
     f.seek(0)
+    head = clean(f.read(limit if size <= limit else limit // 2))
+    if head is None:  # bytes a model cannot read: say what there was instead
+        return f"[binary output: {size:,} bytes, not shown]"
     if size <= limit:
-        return f.read().decode(errors="replace").rstrip("\n")
+        return head.rstrip("\n")
     saved, half = save_result(f, f"shell-{uuid.uuid4().hex[:8]}-{name}"), limit // 2
-    f.seek(0)
-    head = f.read(half).decode(errors="replace")
     f.seek(size - half)
-    tail = f.read().decode(errors="replace")
     whole = (f"the whole {name}" if size <= MAX_OUTPUT_BYTES else
              f"the first {MAX_OUTPUT_BYTES // 10**6} MB of the {name}")
     return (f"{head}\n\n[... {size - 2 * half:,} bytes cut from the middle; {whole} "
-            f"{saved} ...]\n\n{tail}").rstrip("\n")
+            f"{saved} ...]\n\n{clean(f.read()) or ''}").rstrip("\n")
 
 
 # === s02 · read_file: numbered lines, a window at a time ===
@@ -483,9 +529,16 @@ def write_file(file_path: str, content: str) -> str:
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory.")
     verb = "Overwrote" if path.exists() else "Created"
+    try:  # what was there, to show the change (a file that is not text: no diff)
+        before = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        before = None
     atomic_write(path, content.encode("utf-8"))
     lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-    return f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)."
+    said = f"{verb} {display(path)} ({lines} lines, {len(content.encode()):,} bytes)"
+    if before is None:  # new: its first lines, so the model sees what it wrote
+        return f"{said}:\n{numbered_diff('', content, max_lines=PREVIEW_LINES)}"
+    return f"{said}; what changed:\n{numbered_diff(before, content)}"
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -511,32 +564,23 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 # === s02 · edit_file: one exact match, quotes and line endings forgiven ===
-CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"'})
+CURLY_TO_STRAIGHT = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"',
+                                   "′": "'", "″": '"'})  # primes: feet and inches
+QUOTES_FOLDED = (" (old_string matched once its quotes were made straight; the file's "
+                 "own quotes were kept)")
 
 
 def edit_file(file_path: str, old_string: str, new_string: str,
               replace_all: bool = False) -> str:
     """Replace `old_string` with `new_string`; refuse anything ambiguous."""
-    path = safe_path(file_path)
-    old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
-    if old == new:
-        raise ToolError("old_string and new_string are the same; nothing to change.")
-    if not path.exists():
-        if old:
-            raise ToolError(f"file not found: {file_path}")
-        atomic_write(path, new_string.encode("utf-8"))  # empty old_string: a new file
+    path, text, updated, data = plan_edit(file_path, old_string, new_string,
+                                          replace_all)
+    atomic_write(path, data)
+    if text is None:  # empty old_string, no file: a new file
         return f"Created {display(path)}."
-    original = read_text_for_edit(path, file_path)
-    # Match on LF text when the file is consistently CRLF; write CRLF back below.
-    crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
-    text = original.replace("\r\n", "\n") if crlf else original
-    if not old and text:
-        raise ToolError("old_string is empty but the file is not; "
-                        "give the text to replace.")
-    updated = replace_text(text, old, new, replace_all, file_path) if old else new
-    atomic_write(path,
-                 (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
-    return f"Edited {display(path)}:\n{numbered_diff(text, updated)}"
+    folded = old_string.replace("\r\n", "\n") not in text  # found by its quotes
+    return (f"Edited {display(path)}{QUOTES_FOLDED if folded else ''}:\n"
+            f"{numbered_diff(text, updated)}")
 
 
 def read_text_for_edit(path: Path, file_path: str) -> str:
@@ -649,15 +693,21 @@ def ripgrep(args: list, cwd: Path | None = None):
     with tempfile.TemporaryFile() as err, subprocess.Popen(
             [RG, "--no-require-git", "--color=never", *args], cwd=cwd,
             stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL) as proc:
+        timer, start = threading.Timer(SEARCH_TIMEOUT, proc.kill), time.monotonic()
+        timer.start()  # a search of a huge tree (or a slow disk) is stopped, not waited
         try:
             printed = proc.stdout.peek(1)  # waits for ripgrep's first line, or its end
             yield from proc.stdout  # each line as ripgrep wrote it, b"\n" and all
+            if time.monotonic() - start >= SEARCH_TIMEOUT:
+                raise ToolError(f"the search took over {SEARCH_TIMEOUT}s and was "
+                                "stopped; search a smaller folder or a narrower glob.")
             if proc.wait(timeout=60) == 2 and not printed:  # 1 means "no match"
                 err.seek(0)
                 message = err.read().decode(errors="replace").strip()
                 if "No files were searched" not in message:  # none to search: no match
                     raise ToolError(f"ripgrep failed: {message}")
         finally:
+            timer.cancel()
             proc.kill()  # if the caller stopped reading early (a no-op otherwise)
 
 
@@ -762,9 +812,10 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
         except RecursionError:  # tags nested deeper than Python's recursion goes
             raise ToolError(f"{url}: its HTML nests too deeply to turn into text.")
     max_length = max(1, min(max_length, MAX_RESULT_CHARS))
-    if len(page) > max_length:
-        page = (page[:max_length]
-                + f"\n[... cut at {max_length:,} of {len(page):,} characters]")
+    if len(page) > max_length:  # the whole page saved first: the cut loses nothing
+        saved = save_result(page, f"web-{uuid.uuid4().hex[:8]}")
+        page = (page[:max_length] + f"\n[... cut at {max_length:,} of {len(page):,} "
+                f"characters; the whole page {saved}]")
     return page
 
 
@@ -802,7 +853,8 @@ READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None,  # s0
 EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
          "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))}
 register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
-         "the exit code (non-zero: an error). Stdin is closed. Default timeout "
+         "the exit code (non-zero: an error, but exit 1 of grep, diff or test "
+         "answers). Stdin is closed. Default timeout "
          f"{DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms.",
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed."),
@@ -914,26 +966,9 @@ SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 
 
 def load_settings() -> dict:
-    """The `permissions` of the workspace's settings files, merged: rules add up,
-    the local file's defaultMode wins. A broken file is reported, not guessed at."""
-    merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
-    for name in SETTINGS_FILES:
-        if not (file := Path.cwd() / name).is_file():
-            continue
-        try:
-            permissions = json.loads(file.read_text(encoding="utf-8")).get(
-                "permissions", {})
-            if not isinstance(permissions, dict):
-                raise ValueError("'permissions' is not an object")
-        except (ValueError, OSError, AttributeError) as e:
-            merged["problems"].append(f"{name}: {e}")
-            continue
-        for key in ("allow", "deny", "ask"):
-            rules = permissions.get(key, [])
-            merged[key] += ([r for r in rules if isinstance(r, str)]
-                            if isinstance(rules, list) else [])
-        merged["defaultMode"] = permissions.get("defaultMode") or merged["defaultMode"]
-    return merged
+    """The `permissions` of the workspace's settings files, merged (rules.py reads
+    them): rules add up, the local file's defaultMode wins, a broken file is named."""
+    return read_permissions(SETTINGS_FILES)
 
 
 def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | None:
@@ -942,12 +977,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | Non
     runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
-        effects = shell_effects(tool_input["command"])
-        paths = effects.writes if name != "Read" else [p for p, _ in effects.reads]
-        if name != "Read" and any(is_write(op, t) and not t.static
-                                  for c, _ in effects.parts for op, t in c.redirects):
-            return " (a redirection writes to a file only known at run time)"
-        return "" if any(path_rule_matches(content, p) for p in paths) else None
+        return shell_path_rule(name, content, tool_input["command"])
     server = name.removesuffix("__*") + "__"  # s05: `mcp__server`: its every tool
     if name != tool and name not in tool_meta(tool)["names"] and not (
             name.startswith("mcp__") and tool.startswith(server)):
@@ -1013,8 +1043,15 @@ def confine(command: str, unsandboxed: bool = False):
         return
     workspace, files = Path.cwd().resolve(), settings["filesystem"]
     writes = not is_read_only_command(command)
-    denied, named = walk_workspace(workspace, writes)
-    protected = protected_paths(workspace, named) if writes else {}
+    programs = agent_programs() if writes else []  # in the workspace: read-only
+    try:  # sandbox.py finds the paths; fail closed if it cannot (nothing runs)
+        denied, named = walk_workspace(
+            workspace, read_deny_patterns(load_settings()), path_rule_matches,
+            PROTECTED_NAMES if writes else set(), programs)
+        protected = (protected_paths(workspace, HOLD_WHILE_MISSING, named, programs)
+                     if writes else {})
+    except SandboxError as e:
+        raise ToolError(str(e))
     writable = [workspace, *(p for p in named if p.name == ".git" and p.is_dir()),
                 *(resolve_path(p) for p in files.get("allowWrite", []))]
     hidden = [Path.home().resolve(), *denied,
@@ -1023,58 +1060,6 @@ def confine(command: str, unsandboxed: bool = False):
     with placeholders(protected):
         yield argv_for(command, writable if writes else [], read_only, hidden,
                        workspace)
-
-
-def walk_workspace(workspace: Path, writes: bool) -> tuple[list, list]:
-    """One walk of the workspace: the paths a Read deny rule covers (hidden from
-    every command) and, for a writing command, the protected names at any depth."""
-    patterns = read_deny_patterns(load_settings())
-    names = {Path(e).parts[0] for e in PROTECTED if not e.startswith("~/")}
-    if not patterns and not writes:
-        return [], []
-    try:
-        denied, named = scan(workspace, patterns and (lambda path: any(
-            path_rule_matches(p, path) for p in patterns)), names if writes else set(),
-            skip=[] if patterns else agent_programs())  # read-only whole: no need
-    except SandboxError as e:
-        raise ToolError(str(e))  # fail closed: what the walk missed is not hidden
-    return denied + [outside_root(p) for p in patterns if p.startswith("//")], named
-
-
-def outside_root(pattern: str) -> Path:
-    """The folder a Read deny rule outside the workspace starts at (`//data/**/*.key`
-    -> /data): hidden whole, which may hide more than the rule, never less."""
-    fixed = [part for part in pattern[1:].split("/")]
-    stop = next((i for i, p in enumerate(fixed) if any(c in p for c in "*?[")),
-                len(fixed))
-    return Path("/".join(fixed[:stop]) or "/").resolve()
-
-
-def protected_paths(workspace: Path, named: list) -> dict:
-    """What a writing command must leave as it is, {path: "file" | "folder"}: every
-    protected name in the workspace (or the first missing part of one, held while it
-    runs), what git reads for each repository, the programs the agent runs later."""
-    out = {first_missing(workspace, e): "folder" for e in PROTECTED
-           if e not in STARTUP_FILES and not e.startswith("~/")}
-    out |= dict.fromkeys([p for p in named if p.name != ".git"], "folder")
-    for git in [workspace / ".git", *(p for p in named if p.name == ".git")]:
-        out |= git_reads(git, git.parent) if os.path.lexists(git) else {}
-    out |= dict.fromkeys([p for p in agent_programs() if p.is_relative_to(workspace)
-                          and p != workspace], "folder")
-    if links := [p for p in out if p.is_symlink()]:
-        raise ToolError(f"{display(links[0])} is a symbolic link: a protected name "
-                        "cannot be held in place while it is one")
-    return out
-
-
-def first_missing(workspace: Path, entry: str) -> Path:
-    """The entry's path, or its first part that does not exist yet (no .git: .git)."""
-    path = workspace
-    for part in Path(entry).parts:
-        path /= part
-        if not os.path.lexists(path):
-            break
-    return path
 
 
 def agent_programs() -> list:
@@ -1086,16 +1071,6 @@ def agent_programs() -> list:
                                         *os.environ.get("PATH", "").split(os.pathsep),
                                         *(Path(f).parent for f in found if f)]
             if p] + hook_programs() + mcp_programs()  # s04, s05: hooks', servers'
-
-
-def home_problem() -> str | None:
-    """Started in your home folder (or above it), the workspace would hold your
-    home: the sandbox could hide none of it (keys, your shell's start-up files)."""
-    home, workspace = Path.home().resolve(), Path.cwd().resolve()
-    if home != Path("/") and home.is_relative_to(workspace):
-        return (f"the workspace {workspace} holds your home folder, which the sandbox "
-                "hides from every command; run the agent from a project folder")
-    return None
 
 
 def unsandboxed(tool_input: dict) -> bool:
@@ -1164,23 +1139,6 @@ def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | Non
     for rule in rules:
         if (note := rule_applies(rule, tool, tool_input, deny)) is not None:
             return rule + note
-    return None
-
-
-MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
-
-
-def denied_inside(command: str, rules: dict) -> str | None:
-    """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
-    Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
-    patterns = read_deny_patterns(rules)
-    roots = [p for p, recursive in shell_effects(command).reads if recursive]
-    for root in roots if patterns else ():
-        for count, (folder, dirs, files) in enumerate(os.walk(root)):
-            for path in (Path(folder, name) for name in dirs + files):
-                if count > MAX_WALK or read_denied(patterns, str(path)):
-                    return (f"it reads all of {display(root)}, which holds "
-                            f"{display(path)}, and a Read deny rule covers that")
     return None
 
 
@@ -2080,6 +2038,57 @@ def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
     return output + hook_note("hook-feedback", said), is_error
 
 
+# === s03 · permissions: checks before the question ===
+def plan_edit(file_path: str, old_string: str, new_string: str,
+              replace_all: bool = False) -> tuple:
+    """The edit worked out, nothing written: (path, text before or None for a new
+    file, text after, the bytes to write). ToolError if it cannot apply."""
+    path = safe_path(file_path)
+    old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
+    if old == new:
+        raise ToolError("old_string and new_string are the same; nothing to change.")
+    if not path.exists():
+        if old:
+            raise ToolError(f"file not found: {file_path}")
+        return path, None, new_string, new_string.encode("utf-8")
+    original = read_text_for_edit(path, file_path)
+    # Match on LF text when the file is consistently CRLF; write CRLF back below.
+    crlf = "\r\n" in original and original.count("\r\n") == original.count("\n")
+    text = original.replace("\r\n", "\n") if crlf else original
+    if not old and text:
+        raise ToolError("old_string is empty but the file is not; "
+                        "give the text to replace.")
+    updated = replace_text(text, old, new, replace_all, file_path) if old else new
+    return (path, text, updated,
+            (updated.replace("\n", "\r\n") if crlf else updated).encode("utf-8"))
+
+
+# The files the agent reads its own settings from, and what each must hold.
+AGENT_SETTINGS = {**dict.fromkeys(SETTINGS_FILES, "settings"), ".mcp.json": "mcp"}
+
+
+def check_input(tool: str, tool_input: dict) -> str | None:
+    """Why this call would fail, found before anyone is asked (Claude Code validates
+    a tool's input before its permission check), cheapest first; None if it may go
+    on. A call that cannot work is never put to the user."""
+    if problem := check_read_before_edit(tool, tool_input):
+        return problem  # (a file changed since it was read: its edit is stale)
+    if tool not in EDIT_TOOLS or not is_inside(resolve_path(tool_input["file_path"])):
+        return None  # outside the workspace, the gate asks first: the tool checks later
+    try:
+        if tool == "edit_file":  # unchanged, not found, found twice: edit_file's words
+            path, _, after, _ = plan_edit(**tool_input)
+        else:
+            path, after = safe_path(tool_input["file_path"]), tool_input["content"]
+    except ToolError as e:
+        return str(e)
+    kind = next((k for name, k in AGENT_SETTINGS.items()
+                 if resolve_path(name) == path), None)  # one of the agent's own?
+    problem = kind and settings_problem(kind, after)
+    return problem and (f"{display(path)} would {problem}, and the agent would lose "
+                        "its own settings; nothing was written. Fix it and try again.")
+
+
 # === s03 · permissions: the one path every call takes ===
 def execute_tool(block) -> tuple[str, bool]:
     """The one path every tool call takes: look up, validate, PreToolUse hooks, check
@@ -2101,7 +2110,7 @@ def execute_tool(block) -> tuple[str, bool]:
         return hook["blocked"], True
     tool_input = hook["input"]  # a hook's updatedInput, or the model's own
     try:
-        problem = check_read_before_edit(block.name, tool_input)
+        problem = check_input(block.name, tool_input)  # before any question
         denied = None if problem else check_permission(block.name, tool_input, hook)
     except Exception as e:  # subtle: a bug in the gate must fail closed, not open
         problem = f"the permission check failed ({type(e).__name__}: {e}); nothing ran."
@@ -2866,7 +2875,7 @@ def main(argv=None) -> int:
                       f"or in {env_file}. Here is the offline demo instead.",
                       flush=True)
             return run_offline_demo(args)
-        if problem := home_problem():
+        if problem := home_problem(Path.cwd().resolve()):
             print(f"error: {problem}", file=sys.stderr)
             return 1
         client = make_client()

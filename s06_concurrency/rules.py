@@ -1,22 +1,29 @@
 """rules: Claude Code's permission rules, read and matched (s03 on).
 
 code.py decides which rules a call meets and what they decide: deny first, then ask,
-then allow, in the order its gate sets. This file only reads the rules: a rule's two
-parts, and whether its pattern matches a command line, a path or a host, as Claude
-Code reads the rules of its settings files. A first reading can skip it: the table
-of rule forms in the chapter's README says what each form matches. The same file
-stands in every chapter from s03 on.
+then allow, in the order its gate sets. This file only reads the rules: the settings
+files' rules merged, a rule's two parts, and whether its pattern matches a command
+line, a path or a host, as Claude Code reads the rules of its settings files; whether
+a recursive read reaches a denied path; and whether an edit of those files keeps the
+shape Claude Code reads. A first reading can skip it: the table of rule forms in the
+chapter's README says what each form matches. The same file stands in every chapter
+from s03 on.
 
 Reading map:
+  s03 · rules: where they come from       read_permissions(): the settings, merged
   s03 · rules: a rule's two parts         parse_rule("Bash(npm test:*)"); Read denies
   s03 · rules: command patterns           exactly, by prefix (`:*`, ` *`), or with `*`
   s03 · rules: Bash rules on a line       every command the line runs, wrappers opened
-  s03 · rules: path patterns              gitignore's patterns, read by pathspec
+  s03 · rules: path patterns              gitignore's patterns, read by pathspec; a
+                                          line's paths; PROTECTED's entries; a tree
+                                          that holds a denied path (denied_inside)
   s03 · rules: hosts                      WebFetch(domain:...): the host a URL reaches
+  s03 · rules: the settings files' shape  what a settings edit must leave
 """
 
 import functools
 import ipaddress
+import json
 import os
 import re
 import socket
@@ -26,9 +33,36 @@ from urllib.parse import urlparse
 import pathspec
 
 if __package__:  # imported as a package (the tests import s03_permissions.code)
-    from .bash_safety import Unanalysable, all_runs, parse_command, program
+    from .bash_safety import (Unanalysable, all_runs, is_write, parse_command,
+                              program, shell_effects)
 else:  # run as a script: its folder is on sys.path
-    from bash_safety import Unanalysable, all_runs, parse_command, program
+    from bash_safety import (Unanalysable, all_runs, is_write, parse_command,
+                             program, shell_effects)
+
+
+# === s03 · rules: where they come from ===
+def read_permissions(files) -> dict:
+    """The `permissions` of the settings `files` (from the workspace), merged: rules
+    add up, a later file's defaultMode wins. A broken file is reported, not guessed
+    at: {"allow": [...], "deny": [...], "ask": [...], "defaultMode", "problems"}."""
+    merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
+    for name in files:
+        if not (file := Path.cwd() / name).is_file():
+            continue
+        try:
+            permissions = json.loads(file.read_text(encoding="utf-8")).get(
+                "permissions", {})
+            if not isinstance(permissions, dict):
+                raise ValueError("'permissions' is not an object")
+        except (ValueError, OSError, AttributeError) as e:
+            merged["problems"].append(f"{name}: {e}")
+            continue
+        for key in ("allow", "deny", "ask"):
+            rules = permissions.get(key, [])
+            merged[key] += ([r for r in rules if isinstance(r, str)]
+                            if isinstance(rules, list) else [])
+        merged["defaultMode"] = permissions.get("defaultMode") or merged["defaultMode"]
+    return merged
 
 
 # === s03 · rules: a rule's two parts ===
@@ -102,6 +136,35 @@ def path_rule_matches(pattern: str, path: Path) -> bool:
             or path.is_dir() and spec.match_file(rel + "/"))
 
 
+def shell_path_rule(name: str, content: str, command: str) -> str | None:
+    """A Read, Edit or Write rule asked about a command line: does it cover a path
+    the line reads (Read) or writes (Edit, Write)? As rule_applies answers in code.py:
+    None, or a note ("" when it plainly matches)."""
+    effects = shell_effects(command)
+    paths = effects.writes if name != "Read" else [p for p, _ in effects.reads]
+    if name != "Read" and any(is_write(op, t) and not t.static
+                              for c, _ in effects.parts for op, t in c.redirects):
+        return " (a redirection writes to a file only known at run time)"
+    return "" if any(path_rule_matches(content, p) for p in paths) else None
+
+
+def protected_entry(path: Path, entries) -> str | None:
+    """The first of `entries` (code.py's PROTECTED) that `path` falls under, or
+    None: `x` or `x/y` at any depth, `x/` what folder x holds, `~/x` in your home."""
+    for entry in entries:
+        inside = entry.endswith("/")  # a folder: what it holds, not itself
+        if entry.startswith("~/"):
+            top = Path.home() / entry[2:]
+            hit = top in path.parents or path == top and not inside
+        else:
+            parts, n = Path(entry).parts, len(path.parts) - inside
+            hit = any(path.parts[i:i + len(parts)] == parts
+                      for i in range(n - len(parts) + 1))
+        if hit:
+            return entry
+    return None
+
+
 def read_denied(patterns: list, path: str) -> bool:
     """Does a Read deny rule's pattern cover `path` (from the workspace)?"""
     full = Path(os.path.normpath(Path.cwd().resolve() / path))
@@ -111,6 +174,30 @@ def read_denied(patterns: list, path: str) -> bool:
 @functools.lru_cache(maxsize=256)
 def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
     return pathspec.GitIgnoreSpec.from_lines([pattern])
+
+
+MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
+
+
+def denied_inside(command: str, rules: dict) -> str | None:
+    """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
+    Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
+    patterns = read_deny_patterns(rules)
+    roots = [p for p, recursive in shell_effects(command).reads if recursive]
+    for root in roots if patterns else ():
+        for count, (folder, dirs, files) in enumerate(os.walk(root)):
+            for path in (Path(folder, name) for name in dirs + files):
+                if count > MAX_WALK or read_denied(patterns, str(path)):
+                    return (f"it reads all of {shown(root)}, which holds "
+                            f"{shown(path)}, and a Read deny rule covers that")
+    return None
+
+
+def shown(path: Path) -> str:
+    """A path from the workspace if it lies there, else whole (code.py's display)."""
+    workspace = Path.cwd().resolve()
+    return str(path.relative_to(workspace)) if path.is_relative_to(workspace) \
+        else str(path)
 
 
 # === s03 · rules: hosts ===
@@ -125,3 +212,58 @@ def url_host(url: str) -> str:
         return str(address.ipv4_mapped or address)
     except (OSError, ValueError):
         return host
+
+
+# === s03 · rules: the settings files' shape ===
+def strings(value) -> bool:
+    """A list of strings, as rules and args are."""
+    return isinstance(value, list) and all(isinstance(s, str) for s in value)
+
+
+def settings_shape(data: dict) -> str | None:
+    """Claude Code's shape for what the course reads: permissions and hooks."""
+    rules, hooks = data.get("permissions", {}), data.get("hooks", {})
+    if not isinstance(rules, dict):
+        return "have 'permissions' that is not an object"
+    if bad := [k for k in ("allow", "deny", "ask") if not strings(rules.get(k, []))]:
+        return f"have 'permissions.{bad[0]}' that is not a list of strings"
+    if not isinstance(rules.get("defaultMode", ""), str):
+        return "have 'permissions.defaultMode' that is not a string"
+    groups = list(hooks.values()) if isinstance(hooks, dict) else [None]
+    if not all(isinstance(g, list) and all(map(hook_group_ok, g)) for g in groups):
+        return ("have 'hooks' not in Claude Code's shape, {event: [{\"matcher\": ..., "
+                "\"hooks\": [{\"type\": \"command\", \"command\": ...}]}]}")
+    return None
+
+
+def hook_group_ok(group) -> bool:
+    """{"matcher": "...", "hooks": [{"type": "command", "command": "..."}, ...]}"""
+    hooks = group.get("hooks") if isinstance(group, dict) else None
+    return (isinstance(group, dict) and isinstance(group.get("matcher", ""), str)
+            and isinstance(hooks, list) and all(
+                isinstance(h, dict) and isinstance(h.get("type"), str)
+                and (h["type"] != "command" or isinstance(h.get("command"), str))
+                for h in hooks))
+
+
+def mcp_shape(data: dict) -> str | None:
+    """.mcp.json as Claude Code reads it: {"mcpServers": {name: {"command": ...}}}."""
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict) or not all(
+            isinstance(s, dict) and isinstance(s.get("command", s.get("url")), str)
+            for s in servers.values()):
+        return "have 'mcpServers' not in the shape {name: {\"command\": ...}}"
+    return None
+
+
+def settings_problem(kind: str, text: str) -> str | None:
+    """What `text` would break in a settings file ("settings": .claude/settings*.json,
+    "mcp": .mcp.json), or None: invalid JSON, or a shape Claude Code does not read
+    (the file would be ignored whole)."""
+    try:
+        data = json.loads(text)
+    except ValueError as e:
+        return f"not be valid JSON ({e})"
+    if not isinstance(data, dict):
+        return "not hold a JSON object"
+    return settings_shape(data) if kind == "settings" else mcp_shape(data)

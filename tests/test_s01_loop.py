@@ -4,6 +4,7 @@ Each test runs against s01 and every later chapter: a mechanism, once taught, st
 """
 
 import os
+import re
 
 import pytest
 
@@ -128,6 +129,60 @@ def test_a_failed_command_is_an_error_with_its_output(mod, server, client, works
     assert result_text(failed) == ("--- stderr ---\ncat: missing.txt: No such file or "
                                    "directory\n[exit code: 1]")
     assert fine["is_error"] is False and result_text(fine) == "fine\n[exit code: 0]"
+
+
+def test_exit_1_that_answers_is_not_an_error(mod, server, client, workspace):
+    """Issue 30: grep with no match, two files that differ and a false test answer
+    with exit 1, as in Claude Code: not is_error, the exit code and its meaning shown.
+    `a && grep` stays an error (a's own failure may be the 1), and so does grep's 2."""
+    (workspace / "a.txt").write_text("one\n")
+    (workspace / "b.txt").write_text("two\n")
+    commands = ["grep -n zzz a.txt", "diff a.txt b.txt", "test -f missing",
+                "cat a.txt | grep -c zzz", "cat missing && grep x a.txt",
+                "grep -n zzz nope.txt"]
+    server.add(reply(*[tool_use("run_shell", {"command": c}) for c in commands]),
+               reply("Done."))
+    run_agent(mod, client, "look")
+    results = sent_tool_results(server.requests[1])
+    assert [r["is_error"] for r in results] == [False, False, False, False, True, True]
+    texts = [result_text(r) for r in results]
+    assert texts[0] == "(no output)\n[exit code: 1 (no match)]"
+    assert texts[1].endswith("[exit code: 1 (files differ)]") and "> two" in texts[1]
+    assert texts[2] == "(no output)\n[exit code: 1 (false)]"
+    assert texts[3] == "0\n[exit code: 1 (no match)]"
+    assert texts[4].endswith("[exit code: 1]") and texts[5].endswith("[exit code: 2]")
+
+
+@pytest.mark.parametrize("command, program", [
+    ("grep x a.txt", "grep"), ("cat a | sort | grep x", "grep"), ("[ -f a ]", "["),
+    ("false || diff a b 2>&1", "diff"), ("a && grep x", None), ("grep x &", None),
+    ("(grep x)", None), ("echo 'a\nb'\ngrep x", None), ("grep 'x", None),
+    ("LC_ALL=C grep x", "LC_ALL=C")])
+def test_last_program_is_the_first_word_of_the_last_command(mod, command, program):
+    """The program whose exit the line returns; None when unsure (then exit 1 fails)."""
+    assert mod.last_program(command) == program
+
+
+def test_the_model_gets_clean_output(mod, server, client, workspace):
+    """Issue 30: colour codes (CSI), a title (OSC) and other escapes never reach a
+    tool_result; binary output (NUL bytes, or mostly undecodable) becomes a notice
+    with its size; a long output names a saved file that holds the whole of it."""
+    commands = [r"printf '\033[1;31mred\033[0m \033]0;title\007done\033(B\n'",
+                r"printf 'a\000b\000c'", "cat noise.bin", "seq 1 20000"]
+    (workspace / "noise.bin").write_bytes(bytes([0xFF, 0xFE, 0x80]) * 1000)
+    server.add(reply(*[tool_use("run_shell", {"command": c}) for c in commands]),
+               reply("Done."))
+    run_agent(mod, client, "look")
+    colours, nul, noise, long = [result_text(r) for r in
+                                 sent_tool_results(server.requests[1])]
+    assert colours == "red done\n[exit code: 0]"
+    assert nul == "[binary output: 5 bytes, not shown]\n[exit code: 0]"
+    assert noise == "[binary output: 3,000 bytes, not shown]\n[exit code: 0]"
+    assert "\x1b" not in str(server.requests[1]) and "\\u0000" not in str(server.requests)
+    saved = re.search(r"saved in (\.tool-results/[\w.-]+)", long)
+    assert long.startswith("1\n2\n") and long.endswith("20000\n[exit code: 0]")
+    assert saved and (workspace / saved[1]).read_text() == "".join(
+        f"{i}\n" for i in range(1, 20001)), long[14_000:16_000]
 
 
 def test_run_shell_says_when_there_is_no_output(mod):

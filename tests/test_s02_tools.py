@@ -664,6 +664,14 @@ def test_web_fetch_caps_the_length(mod, trusted, site):
     assert len(output) < 300
 
 
+def test_web_fetch_saves_the_whole_page_before_its_cut(mod, trusted, site, workspace):
+    """Issue 30: a page longer than max_length is saved whole first; the cut result
+    names the file, which holds all 10,000 characters."""
+    output, is_error = fetch(mod, url=f"{site}/long.txt", max_length=100)
+    assert not is_error and "of 10,000 characters" in output
+    assert (workspace / saved_path(output)).read_text() == "0123456789" * 1000
+
+
 def test_web_fetch_404_is_an_error_result(mod, trusted, site):
     """A missing page is an is_error result naming the status."""
     output, is_error = fetch(mod, url=f"{site}/nope")
@@ -822,3 +830,43 @@ def test_read_file_results_are_never_saved(mod, workspace):
     assert len(output) > mod.MAX_RESULT_CHARS  # 2000 numbered rows of 19 characters
     assert numbered(output)[1000] == f"{1000:018d}"
     assert not (workspace / ".tool-results").exists()
+
+
+# --- file tools that show what they did (issue 30) ------------------------------------
+
+
+def test_file_tools_show_what_they_did(mod, trusted, server, client, monkeypatch):
+    """Through the loop: write_file of a new file shows its first lines; an overwrite
+    (after a read) shows the lines it changed; an edit found only by folding quotes,
+    primes (′ ″) included, says so and keeps the file's own quotes."""
+    from conftest import result_text, run_agent, sent_tool_results
+    from offline.server import reply, tool_use
+    (trusted / "old.txt").write_text("keep\nold line\nkeep too\n")
+    (trusted / "size.txt").write_text("width = 5′ 3″\n")
+    new = "".join(f"row {i}\n" for i in range(1, 31))
+    server.add(reply(tool_use("read_file", {"file_path": "old.txt"}),
+                     tool_use("read_file", {"file_path": "size.txt"})),
+               reply(tool_use("write_file", {"file_path": "new.txt", "content": new}),
+                     tool_use("write_file", {"file_path": "old.txt",
+                                             "content": "keep\nnew line\nkeep too\n"}),
+                     tool_use("edit_file", {"file_path": "size.txt",
+                                            "old_string": "5' 3\"",
+                                            "new_string": "6' 1\""})),
+               reply("Done."))
+    run_agent(mod, client, "write")
+    created, overwrote, edited = map(result_text, sent_tool_results(server.requests[2]))
+    assert created.startswith("Created new.txt (30 lines, 201 bytes):\n     1 + row 1\n")
+    assert "    10 + row 10\n" in created and "row 11" not in created
+    assert "     2 - old line\n     2 + new line" in overwrote, overwrote
+    assert "quotes were made straight" in edited, edited
+    assert (trusted / "size.txt").read_text() == "width = 6′ 1″\n"
+
+
+def test_a_search_past_its_time_limit_is_a_clear_error(mod, workspace, monkeypatch):
+    """SEARCH_TIMEOUT 0: list_files and grep_search stop ripgrep and say so."""
+    (workspace / "a.txt").write_text("needle\n")
+    monkeypatch.setattr(mod, "SEARCH_TIMEOUT", 0)
+    for tool, args in (("list_files", {"pattern": "*.txt"}),
+                       ("grep_search", {"pattern": "needle"})):
+        output, is_error = call_tool(mod, tool, **args)
+        assert is_error and "took over 0s and was stopped" in output, output

@@ -10,6 +10,7 @@ every later chapter.
 """
 
 import http.server
+import json
 import threading
 
 import pytest
@@ -51,6 +52,9 @@ def test_protected_paths_are_not_written_unasked(mod, server, client, workspace,
     write_settings(workspace, {"defaultMode": mode, "allow": ["Edit(**)", "Write"]})
     before = {p: p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
     evil = "[core]\n\tfsmonitor = touch PWNED\n"
+    if target.endswith(".json"):  # valid settings, so that the gate is what stops it
+        evil = json.dumps({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": "touch PWNED"}]}]}})
     server.add(reply(tool_use("read_file", {"file_path": target})),  # read first
                reply(tool_use("write_file", {"file_path": target, "content": evil})),
                reply("Done."))

@@ -423,3 +423,75 @@ def test_s03_demo_shows_the_gate(chapter, workspace, tmp_path):
     copy = Path(re.search(r"Workspace: (\S+)", out).group(1))
     assert (copy / "build" / "report-old.txt").exists()
     assert 'item["price"] * item["qty"]' in (copy / "inventory.py").read_text()
+
+
+# --- checks before the question (issue 30) ------------------------------------------
+
+
+def test_an_edit_that_cannot_apply_is_refused_without_a_question(
+        mod, server, client, workspace, monkeypatch):
+    """Default mode, a file read first: an edit_file whose old_string occurs twice,
+    one that finds nothing and one that changes nothing are each refused with
+    edit_file's own words, and the user is never asked; a good edit is asked."""
+    (workspace / "app.py").write_text("x = 1\nx = 1\ny = 2\n")
+    user = User(monkeypatch, mod, "y")
+    edits = [{"old_string": "x = 1", "new_string": "x = 3"},
+             {"old_string": "zzz", "new_string": "q"},
+             {"old_string": "y = 2", "new_string": "y = 2"},
+             {"old_string": "y = 2", "new_string": "y = 5"}]
+    server.add(reply(tool_use("read_file", {"file_path": "app.py"})),
+               reply(*[tool_use("edit_file", {"file_path": "app.py", **e}) for e in edits]),
+               reply("Done."))
+    run_agent(mod, client, "edit")
+    twice, missing, same, good = sent_tool_results(server.requests[2])
+    assert "found 2 times" in result_text(twice) and twice["is_error"]
+    assert "not found" in result_text(missing).lower() and missing["is_error"]
+    assert "the same" in result_text(same) and same["is_error"]
+    assert not good["is_error"] and len(user.prompts) == 1  # only the good edit asked
+    assert (workspace / "app.py").read_text() == "x = 1\nx = 1\ny = 5\n"
+
+
+@pytest.mark.parametrize("target, content, problem", [
+    (".claude/settings.json", '{"permissions": {"allow": ["Read"]', "valid JSON"),
+    (".claude/settings.json", '{"permissions": ["Read"]}', "'permissions'"),
+    (".claude/settings.local.json", '{"permissions": {"deny": "Bash"}}',
+     "'permissions.deny'"),
+    (".claude/settings.json", '{"hooks": {"PreToolUse": [{"command": "x"}]}}', "'hooks'"),
+    (".mcp.json", '{"mcpServers": {"s": {"args": []}}}', "'mcpServers'"),
+])
+def test_a_settings_edit_that_would_break_it_is_refused(mod, server, client, workspace,
+                                                        monkeypatch, target, content,
+                                                        problem):
+    """acceptEdits, the file read first: write_file of invalid JSON or an unknown
+    shape to the agent's own settings is refused with the reason, before any
+    question, and the file is unchanged; a valid edit of it goes on to the gate."""
+    settings(workspace, "settings.local.json", defaultMode="acceptEdits")
+    file = workspace / target
+    before = file.read_text() if file.exists() else '{"permissions": {}}'
+    file.write_text(before)
+    user = User(monkeypatch, mod, "y")
+    server.add(reply(tool_use("read_file", {"file_path": target})),
+               reply(tool_use("write_file", {"file_path": target, "content": content})),
+               reply("Done."))
+    run_agent(mod, client, "configure")
+    [result] = sent_tool_results(server.requests[2])
+    assert result["is_error"] and problem in result_text(result), result_text(result)
+    assert "nothing was written" in result_text(result) and user.prompts == []
+    assert file.read_text() == before
+
+
+def test_an_edit_file_of_settings_is_simulated_first(mod, server, client, workspace,
+                                                     monkeypatch):
+    """edit_file that would leave settings.json invalid JSON: refused, unchanged."""
+    settings(workspace, allow=["Read"])
+    before = (workspace / ".claude/settings.json").read_text()
+    User(monkeypatch, mod)
+    server.add(reply(tool_use("read_file", {"file_path": ".claude/settings.json"})),
+               reply(tool_use("edit_file", {"file_path": ".claude/settings.json",
+                                            "old_string": '["Read"]',
+                                            "new_string": '["Read"'})),
+               reply("Done."))
+    run_agent(mod, client, "configure")
+    [result] = sent_tool_results(server.requests[2])
+    assert result["is_error"] and "valid JSON" in result_text(result)
+    assert (workspace / ".claude/settings.json").read_text() == before

@@ -51,7 +51,7 @@ def test_a_failed_command_stops_the_commands_beside_it(mod, server, client, work
     def feed():
         try:
             seen["running"] = fifos.wait_running(["a", "gate", "b"], 3, 20)
-            fifos.release("gate")  # grep reads "content of gate", finds no TODO: exit 1
+            fifos.release("gate")  # no TODO in gate, none.txt missing: exit 2
             seen["killed"] = wait_until(
                 lambda: fifos.reader_gone("a") and fifos.reader_gone("b"), 5)
         finally:
@@ -61,7 +61,7 @@ def test_a_failed_command_stops_the_commands_beside_it(mod, server, client, work
     feeder.start()
     server.add(reply(tool_use("read_file", {"file_path": "notes.txt"}, id="toolu_read"),
                      tool_use("run_shell", {"command": "cat a", "timeout": 30_000}, id="toolu_a"),
-                     tool_use("run_shell", {"command": "grep TODO gate", "timeout": 30_000}, id="toolu_grep"),
+                     tool_use("run_shell", {"command": "grep TODO gate none.txt", "timeout": 30_000}, id="toolu_grep"),
                      tool_use("run_shell", {"command": "cat b", "timeout": 30_000}, id="toolu_b"),
                      event_delay=0.005),
                reply("stopped"))
@@ -74,13 +74,13 @@ def test_a_failed_command_stops_the_commands_beside_it(mod, server, client, work
     assert ids == ["toolu_read", "toolu_a", "toolu_grep", "toolu_b"], (
         f"one tool_result per call, in call order: {ids}")
     read, a, grep, b = results
-    assert "[exit code: 1]" in result_text(grep) and grep.get("is_error"), (
-        f"the failed command keeps its own result, an error (exit code 1): "
+    assert "[exit code: 2]" in result_text(grep) and grep.get("is_error"), (
+        f"the failed command keeps its own result, an error (exit code 2): "
         f"{result_text(grep)!r}")
     assert "a note" in result_text(read), f"the read had finished: keep its result: {result_text(read)!r}"
     for name, r in (("cat a", a), ("cat b", b)):
         assert r.get("is_error") and result_text(r).startswith("Cancelled:"), (
-            f"`{name}` was still running when `grep TODO gate` failed: its result should be "
+            f"`{name}` was still running when `grep TODO gate none.txt` failed: its result should be "
             f"an is_error 'Cancelled: ...', not {result_text(r)[:80]!r}")
         assert "grep TODO gate" in result_text(r), (
             f"the cancel message should name the call that failed: {result_text(r)!r}")

@@ -131,6 +131,14 @@ SHELL = [
                                                     "'s/$/ padded/'"})]),
     Case("timeout 1000 (Claude Code: ms)", [("Bash", {"command": "sleep 2; echo late",
                                                       "timeout": 1000})]),
+    # exit 1 that answers (issue 30): no match, they differ, false
+    Case("grep with no match", [("Bash", {"command": "grep -n zzz a.txt"})],
+         {"a.txt": CAPITAL}),
+    Case("diff of two different files", [("Bash", {"command": "diff a.txt b.txt"})],
+         {"a.txt": CAPITAL, "b.txt": "one\n"}),
+    Case("test -f of a missing file", [("Bash", {"command": "test -f missing"})]),
+    Case("a failure before grep (a && grep)", [
+        ("Bash", {"command": "cat missing && grep -n one a.txt"})], {"a.txt": CAPITAL}),
 ]
 for case in SHELL:
     case.mode, case.shell = "bypassPermissions", "real"
