@@ -17,7 +17,8 @@ disclosure, Claude Code's way of paying only for what is used:
   instructions and names its folder.
 - MCP servers: `.mcp.json` names programs that offer tools (stdio); once approved,
   each tool joins the pool as `mcp__server__tool`, deferred, after the built-ins;
-  the rules and hooks name it so. The talking (the `mcp` SDK): mcp_client.py.
+  the rules and hooks name it so. None outlives the agent, even on `kill`. The
+  talking (the `mcp` SDK, ${VAR} in .mcp.json, the names): mcp_client.py.
 
 Reading map (search for "s05 ·" to find what is new):
   New here:

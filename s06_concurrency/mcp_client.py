@@ -86,7 +86,7 @@ def read_config(file: Path) -> tuple[dict, list[str]]:
         if missing:
             unset = ", ".join(f"${{{v}}}" for v in dict.fromkeys(missing))
             problems.append(f"{name}: not started: {unset} not set in the environment "
-                            "(set it, or give a default: ${VAR:-value})")
+                            "(nor a default, as in ${VAR:-default})")
             continue
         found[name] = server
     return found, problems
@@ -241,8 +241,9 @@ class McpServers:
 
     @staticmethod
     def cancel(server: dict) -> None:
-        """Cancel a server's task (on the loop), once. subtle: a second cancel, while
-        the SDK closes its stdin and waits for it, cuts that short: it runs on."""
+        """Cancel a server's task (on the loop), once. subtle: a second cancel would
+        land while the SDK closes the server's stdin and waits for it to end, and
+        cut that short: the server would run on."""
         if not server.get("cancelled"):
             server["cancelled"] = True
             server["task"].cancel()

@@ -257,7 +257,7 @@ def test_environment_variables_fill_in_the_config(mod, connected, workspace,
                               "STOCKROOM_TEST_TOOLS": "${STOCKROOM_TESTS:-1}"}}})
     assert [line for line in out.splitlines() if "keyed" in line] == [(
         "mcp: keyed: not started: ${STOCKROOM_NO_SUCH_KEY} not set in the environment "
-        "(set it, or give a default: ${VAR:-value})")]
+        "(nor a default, as in ${VAR:-default})")]
     assert "stockroom: 28 tools, deferred" in out  # the test tools: the default, 1
     assert [e for e in events(workspace) if "started" in e]  # its log: where we said
 
