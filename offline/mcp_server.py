@@ -11,7 +11,9 @@ writing). The data is made up and lives in memory: a write is forgotten on exit.
 For the tests: with STOCKROOM_LOG set, the server appends one JSON line per event to
 that file ({"started": pid}, then {"tool": name, "arguments": {...}} per call), and
 with STOCKROOM_TEST_TOOLS=1 it also has `fail` (an isError result), `crash` (the
-process exits mid-call) and `sleep` (for timeouts).
+process exits mid-call), `sleep` (for timeouts), and names the Messages API would
+refuse as they are: one too long once it is `mcp__stockroom__...`, and `stock.count`
+and `stock_count`, both `mcp__stockroom__stock_count` once the dot becomes `_`.
 """
 
 from __future__ import annotations
@@ -239,6 +241,19 @@ if os.environ.get("STOCKROOM_TEST_TOOLS") == "1":
         """Answers after `seconds`."""
         time.sleep(seconds)
         return "awake"
+
+    @tool()
+    def reconcile_stock_counts_across_every_warehouse_and_supplier() -> str:
+        """Its name, as mcp__stockroom__..., is over the API's 64 characters."""
+        return "reconciled"
+
+    def stock_count() -> str:
+        return f"{len(ITEMS)} items"
+
+    for spelling in ("stock.count", "stock_count"):  # one name for the API
+        app.tool(name=spelling, annotations=READS,
+                 description=f"How many items we stock (this tool is {spelling}).")(
+            logged(stock_count))
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ import itertools
 import json
 import math
 import os
+import re
 import sys
 import threading
 import time
@@ -258,6 +259,9 @@ RULES = {
                               "must have a corresponding `tool_use` block in the "
                               "previous message.",
     "duplicate_tool_name": "tools: Tool names must be unique.",
+    # the documented limit (the API's error text has quoted {1,128} since 2025)
+    "tool_name": "tools.{i}.custom.name: String should match pattern "
+                 "'^[a-zA-Z0-9_-]{{1,64}}$'",
     "cache_breakpoints": "A maximum of 4 blocks with cache_control may be provided. "
                          "Found {n}.",
 }
@@ -374,6 +378,9 @@ def _check_turns(body: dict):
 
 def _check_tools(body: dict):
     names = [tool.get("name") for tool in body.get("tools") or []]
+    for i, name in enumerate(names):
+        if not re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", str(name)):
+            return _broken("tool_name", i=i)
     if len(names) != len(set(names)):
         return _broken("duplicate_tool_name")
     marks = sum(1 for _, block in _prefix_blocks(body) if "cache_control" in block)

@@ -17,7 +17,8 @@ disclosure, Claude Code's way of paying only for what is used:
   instructions and names its folder.
 - MCP servers: `.mcp.json` names programs that offer tools (stdio); once approved,
   each tool joins the pool as `mcp__server__tool`, deferred, after the built-ins;
-  the rules and hooks name it so. The talking (the `mcp` SDK): mcp_client.py.
+  the rules and hooks name it so. None outlives the agent, even on `kill`. The
+  talking (the `mcp` SDK, ${VAR} in .mcp.json, the names): mcp_client.py.
 
 Reading map (search for "s05 ·" to find what is new):
   New here:
@@ -84,7 +85,8 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                         path_rule_matches, protected_entry, read_denied,
                         read_deny_patterns, read_permissions, settings_problem,
                         shell_path_rule, shell_rule_applies, url_host)
-    from .mcp_client import McpError, McpServers, read_config
+    from .mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
+                             read_config)
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command,
                              shell_effects, unwrapped, within_budget)
@@ -95,7 +97,8 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                        path_rule_matches, protected_entry, read_denied,
                        read_deny_patterns, read_permissions, settings_problem,
                        shell_path_rule, shell_rule_applies, url_host)
-    from mcp_client import McpError, McpServers, read_config
+    from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
+                            read_config)
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s05"
@@ -1499,12 +1502,6 @@ MCP_CALL_TIMEOUT = 60      # seconds one tool call may take
 MCP = McpServers()         # the servers running (mcp_client.py); none at import
 
 
-def mcp_config() -> tuple[dict, list[str]]:
-    """({name: {"command", "args", "env"}}, problems): the stdio servers .mcp.json
-    names (mcp_client.py reads Claude Code's format)."""
-    return read_config(Path.cwd() / MCP_CONFIG)
-
-
 def mcp_approved(name: str, spec: dict) -> tuple[bool, str]:
     """May this project server start? (yes/no, why not). The settings decide
     (disabledMcpjsonServers first), else you do; no terminal, no start."""
@@ -1536,7 +1533,7 @@ def mcp_programs() -> list:
     """The workspace files a server's command names (`python3 tools/server.py`), or
     their folder: a server runs outside the sandbox, which keeps them read-only."""
     workspace = Path.cwd().resolve()
-    words = [w for spec in mcp_config()[0].values()
+    words = [w for spec in read_config(Path.cwd() / MCP_CONFIG)[0].values()
              for w in [spec["command"], *spec["args"]]]
     paths = [(workspace / w).resolve() for w in words if w]
     return [p.parent if p.parent != workspace else p for p in paths
@@ -1558,7 +1555,7 @@ def show_mcp_line(text: str, error: bool = False) -> None:
 def connect_mcp_servers() -> None:
     """Start each approved server of .mcp.json and add its tools to the pool; one
     line per server. A server that does not start leaves the agent as it was."""
-    servers, problems = mcp_config()
+    servers, problems = read_config(Path.cwd() / MCP_CONFIG)  # ${VAR} filled in
     for problem in problems:
         show_mcp_line(problem, error=True)
     added = []
@@ -1573,19 +1570,20 @@ def connect_mcp_servers() -> None:
         except McpError as e:
             show_mcp_line(f"{name}: did not start: {e}", error=True)
             continue
-        added += [mcp_tool(name, tool) for tool in tools]
+        tools, left_out = pool_names(name, tools)  # {"mcp__name__tool": tool}
+        added += [mcp_tool(name, *named) for named in tools.items()]
         show_mcp_line(f"{name}: {len(tools)} tools, deferred (mcp__{name}__...)")
+        if left_out:  # names the API would refuse: one line, and the rest go on
+            show_mcp_line(f"{name}: {left_out}", error=True)
     for schema, handler, meta in sorted(added, key=lambda t: t[0]["name"]):
         TOOLS.append(schema)  # after every built-in: the order is stable
         TOOL_HANDLERS[schema["name"]], TOOL_BY_NAME[schema["name"]] = handler, schema
         TOOL_META[schema["name"]] = meta
 
 
-def mcp_tool(server: str, tool) -> tuple[dict, object, dict]:
-    """A server's tool for the pool: (its schema as `mcp__server__tool`, the proxy
-    that calls it, its safety metadata from its annotations)."""
-    name = "mcp__" + "__".join(re.sub(r"[^A-Za-z0-9_-]", "_", part)
-                               for part in (server, tool.name))
+def mcp_tool(server: str, name: str, tool) -> tuple[dict, object, dict]:
+    """A server's tool for the pool: (its schema, named `name`, the proxy that calls
+    it, its safety metadata from its annotations)."""
     read_only = bool(tool.annotations and tool.annotations.read_only_hint is True)
 
     def proxy(**arguments) -> str:
@@ -2549,4 +2547,5 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
+    exit_on_signal(MCP)  # s05: `kill` or a closed terminal: main()'s cleanup runs
     sys.exit(main())

@@ -6,16 +6,23 @@ call that reaches it to a file outside the workspace: the tests read what it saw
 check that no server process is left when the agent is done.
 """
 
+import importlib
 import json
 import os
+import random
+import re
+import signal
+import subprocess
 import sys
 import time
 
 import pytest
 from conftest import (
     ROOT,
+    assert_no_process,
     call_tool,
     chapter_params,
+    clean_env,
     load_chapter,
     result_text,
     run_agent,
@@ -91,7 +98,7 @@ def test_first_request_names_the_mcp_tools_but_carries_no_schema(mod, connected,
     """With the server connected, the first request's tools are the built-ins only
     (cache mark unchanged); the system prompt names every MCP tool, sorted."""
     out = connected(APPROVED)
-    assert "stockroom: 27 tools, deferred" in out
+    assert "stockroom: 28 tools, deferred" in out
     server.add(reply("Hello."))
     run_agent(mod, client, "hi")
     first = server.requests[0]
@@ -232,3 +239,118 @@ def test_the_sandbox_keeps_a_servers_program_read_only(mod, connected, workspace
     configure(workspace, {}, {"local": {"command": sys.executable,
                                         "args": ["tools/server.py"]}})
     assert (workspace / "tools").resolve() in mod.agent_programs()
+
+
+def test_environment_variables_fill_in_the_config(mod, connected, workspace,
+                                                  monkeypatch):
+    """${VAR} and ${VAR:-default} in command, args and env come from the agent's
+    environment; a server that needs a variable nobody set does not start, one
+    line names the variable, and the other servers start."""
+    monkeypatch.setenv("STOCKROOM_PYTHON", sys.executable)
+    monkeypatch.setenv("STOCKROOM_HOME", str(workspace.parent))
+    monkeypatch.delenv("STOCKROOM_NO_SUCH_KEY", raising=False)
+    out = connected({"enabledMcpjsonServers": ["keyed", "stockroom"]}, {
+        "keyed": {"command": sys.executable, "args": [str(SERVER)],
+                  "env": {"STOCKROOM_KEY": "${STOCKROOM_NO_SUCH_KEY}"}},
+        "stockroom": {"command": "${STOCKROOM_PYTHON}", "args": [str(SERVER)],
+                      "env": {"STOCKROOM_LOG": "${STOCKROOM_HOME}/stockroom.log",
+                              "STOCKROOM_TEST_TOOLS": "${STOCKROOM_TESTS:-1}"}}})
+    assert [line for line in out.splitlines() if "keyed" in line] == [(
+        "mcp: keyed: not started: ${STOCKROOM_NO_SUCH_KEY} not set in the environment "
+        "(nor a default, as in ${VAR:-default})")]
+    assert "stockroom: 28 tools, deferred" in out  # the test tools: the default, 1
+    assert [e for e in events(workspace) if "started" in e]  # its log: where we said
+
+
+def test_expansion_is_claude_codes(mod, monkeypatch):
+    """The forms as Claude Code 2.1.331 expanded them in .mcp.json (measured): a
+    variable set to "" wins over the default, a bare $VAR stays, the default runs to
+    the closing brace; one unset with no default is named, and left as written."""
+    expand = importlib.import_module(f"{mod.__package__}.mcp_client").expand
+    monkeypatch.setenv("CC_SET", "seven")
+    monkeypatch.setenv("CC_EMPTY", "")
+    monkeypatch.delenv("CC_UNSET", raising=False)
+    forms = {"${CC_SET}": "seven", "${CC_UNSET:-dflt}": "dflt", "${CC_EMPTY:-dflt}": "",
+             "$CC_SET": "$CC_SET", "${CC_UNSET:-x:-y}": "x:-y",
+             "${CC_SET}-${CC_SET:-no}": "seven-seven"}
+    missing = []
+    assert {form: expand(form, missing) for form in forms} == forms
+    assert missing == []
+    assert expand("--key=${CC_UNSET}", missing) == "--key=${CC_UNSET}"
+    assert missing == ["CC_UNSET"]
+
+
+def test_names_the_api_would_refuse_are_left_out_with_one_line(mod, connected,
+                                                               workspace, server,
+                                                               client):
+    """A tool whose mcp__stockroom__... name is over 64 characters, and a second tool
+    spelled like an earlier one (`stock_count` after `stock.count`, its dot made
+    `_`), are left out, on one line; with every other MCP tool loaded, the request
+    passes the API's rule (the scripted server checks it) and the kept tool runs."""
+    out = connected(APPROVED)
+    long_name = "reconcile_stock_counts_across_every_warehouse_and_supplier"
+    assert [line for line in out.splitlines() if "left out" in line] == [(
+        f"mcp: stockroom: tools left out: {long_name} (mcp__stockroom__{long_name} "
+        "has 74 characters, over the API's 64); stock_count "
+        "(mcp__stockroom__stock_count is an earlier tool's name)")]
+    names = [t["name"] for t in mod.TOOLS if t["name"].startswith("mcp__")]
+    assert len(set(names)) == len(names) == 28
+    assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) for name in names)
+    assert "(this tool is stock.count)" in mod.TOOL_BY_NAME[
+        "mcp__stockroom__stock_count"]["description"]
+    call_tool(mod, "tool_search", query="select:" + ",".join(names))
+    server.add(reply(tool_use("mcp__stockroom__stock_count", {})), reply("Four."))
+    run_agent(mod, client, "how many items?")
+    sent = [t["name"] for t in server.requests[0]["tools"]]
+    assert set(names) <= set(sent)
+    assert result_text(sent_tool_results(server.requests[1])[0]) == "4 items"
+
+
+@pytest.fixture(params=chapter_params("s05"))
+def chapter(request):
+    return request.param
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP],
+                         ids=["kill", "hangup"])
+def test_kill_or_a_closed_terminal_leaves_no_process(chapter, workspace, server,
+                                                     signum):
+    """`kill PID` (SIGTERM), or the terminal closing (SIGHUP), while the agent waits
+    for an MCP call: a real CLI run exits with 128 + the signal, no traceback, and
+    no server process is left, nor (s06) a command it started in the background.
+    The server's command line carries this run's tag, from ${STOCKROOM_TAG}."""
+    marker = f"{os.getpid() % 100_000:05d}{random.randrange(10**6):06d}"
+    tag = f"tag-{marker}"
+    configure(workspace, APPROVED, {"stockroom": {
+        "command": sys.executable, "args": [str(SERVER), "${STOCKROOM_TAG}"],
+        "env": {"STOCKROOM_LOG": str(workspace.parent / "stockroom.log"),
+                "STOCKROOM_TEST_TOOLS": "1"}}})
+    background = [reply(tool_use("run_shell", {"command": f"sleep 61.{marker}",
+                                               "run_in_background": True}))]
+    server.add(reply(tool_use("tool_search", {"query": "select:mcp__stockroom__sleep"})),
+               *background * (chapter >= "s06"),
+               reply(tool_use("mcp__stockroom__sleep", {"seconds": 120})),
+               reply("never sent"))
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / chapter / "code.py"), "wait for it"], cwd=workspace,
+        env=clean_env(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url,
+                      STOCKROOM_TAG=tag),
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        deadline = time.monotonic() + 60  # a guard against a hang
+        while "sleep" not in calls_seen(workspace) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the call never reached the server"
+            time.sleep(0.05)
+        if chapter >= "s06":  # the background command runs: it could outlive us
+            running = subprocess.run(["pgrep", "-f", f"sleep 61.{marker}"], check=False)
+            assert running.returncode == 0
+        proc.send_signal(signum)  # the server is busy: it will not end on its own
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert_no_process(f"mcp_server.py {tag}")
+    assert_no_process(f"sleep 61.{marker}")
+    assert proc.returncode == 128 + signum, out + err
+    assert "Traceback" not in err

@@ -165,6 +165,13 @@ def test_duplicate_tool_names_and_too_many_breakpoints(server, client):
     tool = {"name": "t", "input_schema": {"type": "object"}}
     with pytest.raises(anthropic.BadRequestError, match="Tool names must be unique"):
         client.messages.create(model="m", max_tokens=10, messages=[SAY], tools=[tool, tool])
+    for name in ("t" * 65, "mcp__s__a.b", ""):  # the API's rule for a tool's name
+        with pytest.raises(anthropic.BadRequestError, match=r"tools\.1\.custom\.name"):
+            client.messages.create(model="m", max_tokens=10, messages=[SAY],
+                                   tools=[tool, dict(tool, name=name)])
+    server.add(reply("fine"))
+    client.messages.create(model="m", max_tokens=10, messages=[SAY],
+                           tools=[dict(tool, name="t" * 64)])
     marked = [dict(tool, name=f"t{i}", cache_control={"type": "ephemeral"}) for i in range(5)]
     with pytest.raises(anthropic.BadRequestError, match="A maximum of 4 blocks"):
         client.messages.create(model="m", max_tokens=10, messages=[SAY], tools=marked)
@@ -196,7 +203,8 @@ def test_a_valid_request_is_answered(server, client, messages):
 
 def test_every_rule_has_a_test():
     tested = {rule for rule, _, _ in INVALID} | {"max_tokens", "duplicate_tool_name",
-                                                 "cache_breakpoints", "messages"}
+                                                 "cache_breakpoints", "messages",
+                                                 "tool_name"}
     assert tested == set(RULES)
 
 
