@@ -818,9 +818,9 @@ def test_reading_time_is_current(chapter):
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"\*About (\d+) minutes to read: ([\d,]+) words at 200 a minute, "
                       r"and (\d+) lines of code and output at 10 a minute; the folded "
-                      r"parts add about (\d+) more\. Then the exercises take about "
-                      r"(?P<total>[^(]+) \((?P<each>[\d, and]+) minutes\), and the "
-                      r"quiz's (\d+) questions about \d+\.\*", text)
+                      r"parts add about (\d+) more\. The exercises take about "
+                      r"(?P<total>[^(]+) \((?P<each>[\d, and]+) minutes\), the quiz "
+                      r"\((\d+) questions\) about \d+\.\*", text)
     assert shown, f"{chapter}: no reading time at the top, or not in its form"
     assert text.index(shown[0]) < text.index("## The problem")
     minutes, words, code = code_regions.reading_minutes(text)

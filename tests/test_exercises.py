@@ -198,11 +198,17 @@ def test_starter_and_solution_mark_the_same_places(starter, made):
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
 def test_exercise_is_posed_in_its_readme(starter):
-    """exercises/sNN/README.md poses the exercise with the one command that checks it."""
+    """exercises/sNN/README.md poses the exercise with the one command that checks it,
+    and says, under its heading, how long it takes (the chapter page sums the times)."""
     readme = starter.parent / "README.md"
     assert readme.is_file(), f"{rel(readme)} is missing"
+    text = readme.read_text(encoding="utf-8")
     command = f"pytest {rel(checker_of(starter))}"
-    assert command in readme.read_text(encoding="utf-8"), f"{rel(readme)} should name `{command}`"
+    assert command in text, f"{rel(readme)} should name `{command}`"
+    number = starter.stem.removeprefix("ex")
+    section = re.search(rf"^### Exercise {number} · .*\n\n(?P<first>.*)", text, re.M)
+    assert section and re.fullmatch(r"\*\*Time\.\*\* About \d+ minutes\.", section["first"]), (
+        f"{rel(readme)}: exercise {number} should open with '**Time.** About N minutes.'")
 
 
 def test_readmes_show_the_exercise_code_as_it_is():

@@ -713,11 +713,11 @@ def reading_region(markdown: str) -> str:
     after = []
     if each:
         listed = ", ".join(str(n) for n in each[:-1]) + f" and {each[-1]}"
-        after.append(f"the exercises take about {duration(sum(each))} ({listed} minutes)"
-                     if len(each) > 1 else f"the exercise takes about {each[0]} minutes")
-    if questions:
-        after.append(f"the quiz's {questions} questions about {questions}")
-    line += "." + (f" Then {', and '.join(after)}." if after else "")
+        after.append(f"The exercises take about {duration(sum(each))} ({listed} minutes)"
+                     if len(each) > 1 else f"The exercise takes about {each[0]} minutes")
+    if questions:  # a minute a question
+        after.append(f"the quiz ({questions} questions) about {questions}")
+    line += "." + (f" {', '.join(after)}." if after else "")
     return line + "*\n"
 
 
