@@ -408,7 +408,7 @@ def fidelity_figures(root: Path = ROOT) -> str:
         "fidelity_page", root / "tests" / "fidelity" / "page.py")
     page = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(page)
-    return page.render(page.load())
+    return page.render(page.load(), page.ran())
 
 
 def on_config(config, **kwargs):
