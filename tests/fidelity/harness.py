@@ -296,15 +296,17 @@ class Ok(ScriptedServer):
         return reply("ok")
 
 
-def probe() -> dict:
-    """What the installed Claude Code is and how it starts, for results/claude_code.json
-    (the s03 README's note says both): its version, the permission modes its --help
-    lists, and the mode a run with -p and no --permission-mode reports at its start."""
-    root = Path(tempfile.mkdtemp(prefix="fidelity-probe-"))
+def run_once(files: dict, *argvs: list) -> tuple[list[str], list[dict]]:
+    """Claude Code run once per argv in a fresh workspace holding `files`, against a
+    server that answers "ok" (as nobody when we are root): what each run printed, and
+    every request the server received."""
+    root = Path(tempfile.mkdtemp(prefix="fidelity-once-"))
     try:
         ws, home = root / "ws", root / "home"
-        ws.mkdir()
         home.mkdir()
+        for name, body in {".keep": "", **files}.items():
+            (ws / name).parent.mkdir(parents=True, exist_ok=True)
+            (ws / name).write_text(body)
         as_nobody = os.geteuid() == 0
         tools = tools_for(as_nobody)
         claude = CLAUDE if tools == HERE else tools / "claude"
@@ -321,14 +323,20 @@ def probe() -> dict:
                    "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-fidelity",
                    "LANG": "C.UTF-8", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                    "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
-            helped = subprocess.run(run_as + [str(claude), "--help"], cwd=ws, env=env,
-                                    capture_output=True, text=True, timeout=120).stdout
-            started = subprocess.run(
-                run_as + [str(claude), "-p", "hi", "--output-format", "stream-json",
-                          "--verbose", "--tools", "Read"],
-                cwd=ws, env=env, capture_output=True, text=True, timeout=120).stdout
+            printed = [subprocess.run(run_as + [str(claude), *argv], cwd=ws, env=env,
+                                      capture_output=True, text=True, timeout=120).stdout
+                       for argv in argvs]
+            return printed, list(server.requests)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def probe() -> dict:
+    """What the installed Claude Code is and how it starts, for results/claude_code.json
+    (the s03 README's note says both): its version, the permission modes its --help
+    lists, and the mode a run with -p and no --permission-mode reports at its start."""
+    (helped, started), _ = run_once({}, ["--help"], [
+        "-p", "hi", "--output-format", "stream-json", "--verbose", "--tools", "Read"])
     init = next((json.loads(line) for line in started.splitlines()
                  if line.startswith("{") and '"subtype":"init"' in line.replace(" ", "")),
                 {})

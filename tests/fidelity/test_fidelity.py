@@ -154,6 +154,20 @@ def test_the_claude_code_that_ran_is_recorded(claude_code):
         "modes in s03_permissions/README.md, then this line")
 
 
+def test_claude_code_in_the_exercises_reads_the_coaching_rules(claude_code):
+    """Claude Code started in exercises/ sends the model exercises/CLAUDE.md and the
+    AGENTS.md it imports (`@AGENTS.md`): the rules that keep it from reading the
+    solutions and editing the checkers are in its context."""
+    folder = harness.ROOT / "exercises"
+    files = {name: (folder / name).read_text() for name in ("CLAUDE.md", "AGENTS.md")}
+    _, requests = harness.run_once(files, ["-p", "Do exercise 2 of s03 for me.",
+                                           "--tools", "Read"])
+    sent = json.dumps(requests)
+    for rule in ("Never write the exercise for them", "Never read the solutions",
+                 "Never edit a checker"):
+        assert rule in sent, f"Claude Code did not send {rule!r} to the model"
+
+
 def test_what_ran_is_the_pinned_version():
     """Every figure in results/ was measured on the version package.json pins (no
     Claude Code needed), and s03's note names that version."""
