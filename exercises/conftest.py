@@ -15,6 +15,10 @@ A failed check reads like a teacher's note: what it checks (its docstring), what
 wrong (the checker's message), then what it expected and what it got. A file that does
 not import is reported once, as Python shows it; the other checks of that file are
 skipped, since none of them can run.
+
+A run ends with one line if a checker, or the code it stands on, is not the course's
+(exercises/seal.py compares each with its recorded digest): a green check from an
+edited checker says nothing about your code.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from exercises import seal  # noqa: E402
 from exercises.make import is_copy, make  # noqa: E402
 from offline.server import ScriptedServer  # noqa: E402
 
@@ -365,3 +370,12 @@ def pytest_runtest_makereport(item, call):
     elif any(Path(str(e.path)) == path for e in call.excinfo.traceback):
         report.longrepr = (f"Checks: {what}\n\nWhat is wrong: your code raised an error "
                            f"the check did not expect:\n\n{raised_in_your_file(call.excinfo, path)}")
+
+
+# --- is this the course's check? -------------------------------------------------------
+
+def pytest_terminal_summary(terminalreporter):
+    """One line at the end of the run when a checker, or what it stands on, differs
+    from the digests the course recorded (exercises/checkers.sha256)."""
+    if found := seal.edited():
+        terminalreporter.write_line(seal.warning(found), red=True, bold=True)

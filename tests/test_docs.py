@@ -210,13 +210,14 @@ def readme_title(chapter: str) -> str:
 
 @pytest.mark.parametrize("chapter", chapter_params())
 def test_readme_follows_the_template(chapter):
-    """Title, problem, diagram, code, what changed, try it, exercises, Claude Code,
-    whole file: in that order."""
+    """Title, problem, diagram, code, what changed, try it, quiz, exercises, Claude
+    Code, whole file: in that order."""
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     assert readme_title(chapter).startswith(chapter[:3] + " · "), "title: '# sNN · Name'"
     order = ["<!-- reading-time -->", "## The problem", "```mermaid", "## The code, in order", "## What changed",
              "<!-- diff -->", "<!-- /diff -->", "## Try it", "<!-- tabs -->", "### Offline",
              "### Live", "<!-- /tabs -->", "<!-- transcript -->", "<!-- /transcript -->",
+             "## Quiz", "<!-- quiz -->", "<!-- /quiz -->",
              "## Exercises", f"<!-- exercises exercises/{chapter[:3]}/README.md -->",
              "<!-- /exercises -->", '<details class="note" markdown>',
              "<summary>How Claude Code does it</summary>", "<!-- whole-file -->",
@@ -443,6 +444,9 @@ def test_whole_diffs_and_solutions_stay_out_of_search(site):
     line = max(body.split("\n"), key=len).strip()
     assert escape(line, quote=False) not in text, f"a solution line is in the search index: {line}"
     assert "def check_permission(" not in text, "a function body is in the search index"
+    why = quiz_of(CHAPTERS[0])[0]["why"]
+    assert " ".join(why.split()[:8]) not in text, "a quiz's answer is in the search index"
+    assert "Quiz Progress" not in text, "mkdocs-quiz's hidden progress panel is searched"
     # Prose only: about 300 kB for six chapters (with whole files it was 1.2 MB).
     assert len(json.dumps(index)) < 350_000, "the search index grew past 350 kB"
 
@@ -801,19 +805,109 @@ def test_the_code_share_is_counted_by_fences():
     assert code_regions.measure(text) == (9, 3, 5)
 
 
+READING_AT_MOST = 60  # minutes: a chapter's first reading fits a class hour
+
+
 @pytest.mark.parametrize("chapter", chapter_params())
 def test_reading_time_is_current(chapter):
     """The reading time at the top is computed from the page by its stated rule:
-    prose at 200 words a minute, fenced lines at 10 a minute, exercises left out."""
+    prose at 200 words a minute, fenced lines at 10 a minute; the exercises, the quiz
+    and the folded blocks left out, the folded blocks' time said apart. It says the
+    exercises' time, the sum of what each exercise states, and the quiz's size; a
+    first reading takes at most an hour."""
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     shown = re.search(r"\*About (\d+) minutes to read: ([\d,]+) words at 200 a minute, "
-                      r"and (\d+) lines of code and output at 10 a minute", text)
-    assert shown, f"{chapter}: no reading time at the top"
+                      r"and (\d+) lines of code and output at 10 a minute; the folded "
+                      r"parts add about (\d+) more\. The exercises take about "
+                      r"(?P<total>[^(]+) \((?P<each>[\d, and]+) minutes\), the quiz "
+                      r"\((\d+) questions\) about \d+\.\*", text)
+    assert shown, f"{chapter}: no reading time at the top, or not in its form"
     assert text.index(shown[0]) < text.index("## The problem")
     minutes, words, code = code_regions.reading_minutes(text)
     assert (int(shown[1]), int(shown[2].replace(",", "")), int(shown[3])) == (
         minutes, words, code)
     assert minutes == -(-(words / 200 + code / 10) // 1)
+    assert int(shown[4]) == code_regions.folded_minutes(text)
+    exercises = (ROOT / "exercises" / chapter[:3] / "README.md").read_text(encoding="utf-8")
+    stated = [int(n) for n in code_regions.EXERCISE_TIME.findall(exercises)]
+    assert [int(n) for n in re.findall(r"\d+", shown["each"])] == stated
+    assert shown["total"] == code_regions.duration(sum(stated))
+    assert int(shown[7]) == len(quiz_of(chapter))
+    assert minutes <= READING_AT_MOST, (
+        f"{chapter}: a first reading takes {minutes} minutes; fold what it can skip "
+        "into a 'Going further' block (see docs/_hooks/chapter_template.md)")
+
+
+def test_the_reading_time_leaves_out_what_is_folded():
+    """A worked example: words in a folded block, the quiz and the exercises are not
+    in the first reading; the folded block is counted apart."""
+    text = ("# T\n\n" + "word " * 200 + "\n\n<details class=\"info\" markdown>\n"
+            "<summary>Going further</summary>\n\n" + "deep " * 400 + "\n\n</details>\n\n"
+            "<!-- quiz -->\n" + "quiz " * 400 + "\n<!-- /quiz -->\n\n"
+            "<!-- exercises exercises/s01/README.md -->\n**Time.** About 25 minutes.\n"
+            + "task " * 400 + "\n<!-- /exercises -->\n")
+    assert code_regions.reading_minutes(text) == (2, 201, 0)  # 200 words and the title
+    assert code_regions.folded_minutes(text) == 3               # 400 words and "Going further"
+    assert code_regions.exercise_minutes(text) == [25]
+
+
+# --- the quiz -------------------------------------------------------------------------------
+
+def quiz_of(chapter: str) -> list[dict]:
+    text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
+    m = code_regions.QUIZ.search(text)
+    assert m, f"{chapter}/README.md has no <!-- quiz --> region"
+    return hook.quiz_questions(m["body"])
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_every_chapter_has_a_quiz_that_github_shows_folded(chapter):
+    """5 to 8 questions, each with its answers listed and the right one folded
+    under it: on GitHub no answer shows at a glance (no ticked box, no answer
+    outside its <details>)."""
+    questions = quiz_of(chapter)
+    assert 5 <= len(questions) <= 8, f"{chapter}: {len(questions)} quiz questions"
+    body = code_regions.QUIZ.search(
+        (ROOT / chapter / "README.md").read_text(encoding="utf-8"))["body"]
+    assert "[x]" not in body.lower() and "<quiz>" not in body
+    outside = re.sub(r"<details><summary>Answer</summary>.*?</details>", "", body, flags=re.S)
+    assert "**(" not in outside, f"{chapter}: an answer is shown outside its fold"
+    for q in questions:
+        assert len(q["options"]) >= 3 and q["why"], f"{chapter}: {q['question']}"
+
+
+def test_a_quiz_becomes_the_plugins_blocks():
+    """A worked example: the GitHub form of a question, as mkdocs-quiz's block, kept
+    out of search; a question that breaks the form is refused, saying why."""
+    page = ("Before.\n\n<!-- quiz -->\n**1. Why `x`?**\n\n- (a) no\n- (b) yes, because\n"
+            "  it is so\n\n<details><summary>Answer</summary>\n\n**(b)** Because.\n\n"
+            "</details>\n<!-- /quiz -->\n\nAfter.\n")
+    site, questions = hook.as_quiz(page)
+    assert questions == 1
+    assert site == ("Before.\n\n<aside class=\"quizzes\" data-search-exclude>\n\n<quiz>\n"
+                    "Why `x`?\n- [ ] no\n- [x] yes, because it is so\n\nBecause.\n</quiz>\n\n"
+                    "<!-- mkdocs-quiz results -->\n\n</aside>\n\n\nAfter.\n")
+    with pytest.raises(hook.QuizError, match="answer should follow"):
+        hook.as_quiz(page.replace("**(b)** Because.", "Because."))
+    with pytest.raises(hook.QuizError, match="should open with"):
+        hook.as_quiz(page.replace("**1. ", "**2. "))
+
+
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_the_quiz_is_on_the_chapter_page(site, chapter):
+    """Each question is on the built page as the plugin's quiz, with its right
+    answers marked for the script, and the plugin's script and style inlined (no
+    file, no other host)."""
+    html = page(site, chapter).html
+    questions = quiz_of(chapter)
+    assert html.count('<div class="quiz"') == len(questions)
+    for i, q in enumerate(questions):
+        quiz = html[html.index(f'id="quiz-{i}"'):]
+        quiz = quiz[:quiz.index("</form>")]
+        marked = re.findall(r'id="quiz-\d+-(\d+)" data-correct="true"', quiz)
+        assert [list(q["options"])[int(n)] for n in marked] == q["correct"], q["question"]
+    assert "window.mkdocsQuizConfig" in html and ".quiz-feedback" in html
+    assert '<aside class="quizzes" data-search-exclude>' in html
 
 
 @pytest.mark.parametrize("chapter", chapter_params())

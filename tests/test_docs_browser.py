@@ -6,7 +6,7 @@ with every request to another host blocked. On every page: the diagrams are draw
 as SVG and fit a screen, no code block scrolls sideways, and nothing was fetched from
 elsewhere; on a 390 px phone nothing makes a page wider than the screen or runs off
 its edge except inside a box that scrolls; on the home page, search answers and the
-dark-mode toggle switches.
+dark-mode toggle switches; on a chapter page, the quiz answers.
 
 Without Chromium (or Playwright) these tests are skipped and say how to get them;
 CI installs Chromium (.ci/run), and under CI (the CI variable set) a missing one
@@ -21,7 +21,7 @@ import sys
 import pytest
 
 from conftest import ROOT
-from test_docs import CHAPTERS, site  # noqa: F401  (site: the session's build)
+from test_docs import CHAPTERS, quiz_of, site  # noqa: F401  (site: the session's build)
 
 sys.path.insert(0, str(ROOT / "docs" / "_tools"))
 import browser as tools  # noqa: E402
@@ -162,3 +162,36 @@ def test_dark_mode_toggle_switches(chromium):
     page.click("form[data-md-component='palette'] label:visible")
     page.wait_for_function(f"({scheme})() === 'default'", timeout=5_000)
     page.close()
+
+
+def test_a_quiz_answers_offline(chromium):
+    """On a chapter page, with the network off, the quiz works: a question answered
+    right says so and shows why; one answered wrong says so, marks the answer chosen
+    wrong and the right one right, and shows why; the score at the end counts both."""
+    chapter = CHAPTERS[0]
+    questions = quiz_of(chapter)
+    page = open_page(chromium, f"{chapter}/", LAPTOP)
+    page.wait_for_function("() => document.querySelectorAll('.quiz form').length > 0")
+    for n, right in ((0, True), (1, False)):
+        options = list(questions[n]["options"])
+        correct = options.index(questions[n]["correct"][0])
+        chosen = correct if right else (correct + 1) % len(options)
+        page.click(f"#quiz-{n} label[for='quiz-{n}-{chosen}']")
+        feedback = page.locator(f"#quiz-{n} .quiz-feedback")
+        feedback.wait_for(state="visible", timeout=5_000)
+        said = feedback.inner_text()
+        assert ("Correct answer" in said) == right, said
+        why = page.locator(f"#quiz-{n} section.content")
+        assert why.is_visible(), f"question {n + 1}: the explanation stays hidden"
+        words = " ".join(questions[n]["why"].replace("`", "").replace("*", "").split()[:4])
+        assert words in " ".join(why.inner_text().split()), (words, why.inner_text())
+        marked = page.eval_on_selector_all(
+            f"#quiz-{n} fieldset > div", "ds => ds.map(d => d.className)")
+        assert "correct" in marked[correct].split(), marked
+        if not right:
+            assert "wrong" in marked[chosen].split(), marked
+    stats = page.inner_text("#quiz-results .quiz-results-stats")
+    assert stats.split()[:3] == ["2", "/", str(len(questions))], stats
+    assert page.inner_text("#quiz-results .quiz-results-correct") == "1"
+    page.close()
+

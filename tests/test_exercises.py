@@ -198,11 +198,17 @@ def test_starter_and_solution_mark_the_same_places(starter, made):
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
 def test_exercise_is_posed_in_its_readme(starter):
-    """exercises/sNN/README.md poses the exercise with the one command that checks it."""
+    """exercises/sNN/README.md poses the exercise with the one command that checks it,
+    and says, under its heading, how long it takes (the chapter page sums the times)."""
     readme = starter.parent / "README.md"
     assert readme.is_file(), f"{rel(readme)} is missing"
+    text = readme.read_text(encoding="utf-8")
     command = f"pytest {rel(checker_of(starter))}"
-    assert command in readme.read_text(encoding="utf-8"), f"{rel(readme)} should name `{command}`"
+    assert command in text, f"{rel(readme)} should name `{command}`"
+    number = starter.stem.removeprefix("ex")
+    section = re.search(rf"^### Exercise {number} · .*\n\n(?P<first>.*)", text, re.M)
+    assert section and re.fullmatch(r"\*\*Time\.\*\* About \d+ minutes\.", section["first"]), (
+        f"{rel(readme)}: exercise {number} should open with '**Time.** About N minutes.'")
 
 
 def test_readmes_show_the_exercise_code_as_it_is():
@@ -288,3 +294,59 @@ def test_a_copy_reads_the_courses_root_env(patch):
     assert where == ROOT / ".env", where
     assert unlocated(text) == apply_patch(chapter_text(chapter_of(patch)),
                                           patch.read_text(encoding="utf-8"))
+
+
+# --- a learner's green is real: the checkers' seal ----------------------------------------
+
+EDITED = "NOT THE COURSE'S CHECK"  # how exercises/seal.py's line starts
+
+
+def test_the_checkers_are_as_recorded(checker_runs):
+    """exercises/checkers.sha256 holds the digest of every checker and of the code it
+    stands on, as they are now (an author who changes one runs
+    `python exercises/seal.py`); so no learner's run ends with the warning."""
+    from exercises import seal
+    assert seal.edited() == [], (
+        "a checker changed since its digest was recorded: if on purpose, run "
+        "`python exercises/seal.py` and commit exercises/checkers.sha256")
+    assert set(seal.recorded()) == set(seal.sealed())
+    for run, _ in checker_runs.values():
+        assert EDITED not in run.stdout, run.stdout[-2000:]
+
+
+def test_an_edited_checker_says_so(tmp_path):
+    """In a copy of the course, a checker edited as an agent might (a line added) still
+    passes the solution, and the run ends with one line saying it is not the course's
+    check, naming the file; restored, the line goes. A deleted checker, and a checker
+    the course does not know, are named too."""
+    from exercises import seal
+    copy = tmp_path / "course"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    for name in ["exercises", "offline", *(p.name for p in ROOT.glob("s[0-9][0-9]_*"))]:
+        shutil.copytree(ROOT / name, copy / name, ignore=ignore)
+    shutil.copy(ROOT / "pyproject.toml", copy)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "PYTEST_", "EXERCISE_")) and k != "MODEL_ID"}
+    env.update(EXERCISE_FILE="exercises/solutions/s01/ex1.py", NO_COLOR="1")
+
+    def check() -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+             "exercises/s01/test_ex1.py"], cwd=copy, env=env, capture_output=True,
+            text=True, timeout=300, stdin=subprocess.DEVNULL)
+
+    checker = copy / "exercises" / "s01" / "test_ex1.py"
+    original = checker.read_text(encoding="utf-8")
+    checker.write_text(original + "\n# the agent made this pass\n", encoding="utf-8")
+    run = check()
+    assert run.returncode == 0, run.stdout[-3000:]
+    said = [line for line in run.stdout.splitlines() if EDITED in line]
+    assert len(said) == 1 and "exercises/s01/test_ex1.py (edited)" in said[0], run.stdout
+    assert "git checkout -- exercises/s01/test_ex1.py" in said[0]
+    checker.write_text(original, encoding="utf-8")
+    run = check()
+    assert run.returncode == 0 and EDITED not in run.stdout, run.stdout[-3000:]
+    (copy / "exercises" / "s02" / "test_ex2.py").unlink()
+    (copy / "exercises" / "s02" / "test_ex9.py").write_text("def test_ok(): pass\n")
+    assert seal.edited(copy) == ["exercises/s02/test_ex2.py (missing)",
+                                 "exercises/s02/test_ex9.py (not the course's)"]

@@ -14,8 +14,9 @@ nothing on a page is typed by hand:
   docs/, at `sNN_name/README.md` (served as `sNN_name/`) and `sNN_name/code.py`, so
   the README's own relative links work on GitHub and on the site alike; the same for
   exercises/README.md and benchmarks/README.md.
-- on_page_markdown: turns plain Markdown into Material's widgets (tabs, admonitions:
-  see as_tabs and as_admonitions), and replaces the generated regions of a page:
+- on_page_markdown: turns plain Markdown into Material's widgets (tabs, admonitions,
+  the quiz: see as_tabs, as_admonitions, as_quiz), and replaces the generated regions
+  of a page:
       <!-- chapters --> ... <!-- /chapters -->      (home page) the chapter table
       <!-- diff --> ... <!-- /diff -->              what changed, with the whole diff
       <!-- transcript --> ... <!-- /transcript -->  the README's transcript, styled
@@ -23,8 +24,8 @@ nothing on a page is typed by hand:
   The README holds GitHub's version of each (code_regions.py writes the first two;
   the last is a link to code.py). A chapter README that lacks a region gets the
   generated section appended, with a notice.
-- on_page_content: keeps the whole file, the diffs, the solutions and the transcripts
-  out of search.
+- on_page_content: keeps the whole file, the diffs, the solutions, the transcripts
+  and the quiz out of search.
 - on_serve: `mkdocs serve` also rebuilds when a chapter or the offline demo changes.
 
 Adding a chapter therefore needs no change here or in mkdocs.yml: create
@@ -40,6 +41,7 @@ import re
 import sys
 from pathlib import Path
 
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -269,6 +271,94 @@ def as_admonitions(markdown: str) -> str:
     return ALERT.sub(admonition, markdown)
 
 
+# --- the quiz: plain Markdown on GitHub, mkdocs-quiz's widget on the site --------------
+# A chapter's quiz, between <!-- quiz --> and <!-- /quiz -->, reads on GitHub as
+# questions with each answer folded under its question:
+#
+#   **1. Why does ...?**
+#
+#   - (a) one answer
+#   - (b) another, which may go on
+#     on an indented line
+#
+#   <details><summary>Answer</summary>
+#
+#   **(b)** Why (b) is right, and why the others are not.
+#
+#   </details>
+#
+# The site turns each question into mkdocs-quiz's <quiz> block (the plugin, pinned in
+# requirements.txt, inlines its own script and style: nothing is fetched), answered
+# in the browser; the explanation shows once an answer is chosen. tests/test_docs.py
+# checks every quiz parses, with 5 to 8 questions.
+
+class QuizError(ValueError):
+    """A quiz that does not follow the form above."""
+
+
+QUIZ_QUESTION = re.compile(r"^\*\*(?P<n>\d+)\. (?P<text>.*?)\*\*$", re.S)
+QUIZ_OPTION = re.compile(r"^- \((?P<letter>[a-h])\) (?P<text>.*)$")
+QUIZ_ANSWER = re.compile(r"<details><summary>Answer</summary>\n\n\*\*(?P<letters>"
+                         r"\([a-h]\)(?:, \([a-h]\))*)\*\* (?P<why>.*?)\n+</details>", re.S)
+
+
+def quiz_questions(body: str) -> list[dict]:
+    """The questions of a quiz region: [{"question", "options", "correct", "why"}]."""
+    chunks = [c for c in re.split(r"^(?=\*\*\d+\. )", body.strip("\n"), flags=re.M) if c]
+    if chunks and not chunks[0].startswith("**"):
+        raise QuizError(f"text before the first question: {chunks[0][:60]!r}")
+    return [quiz_question(chunk, number) for number, chunk in enumerate(chunks, 1)]
+
+
+def quiz_question(chunk: str, number: int) -> dict:
+    head, _, rest = chunk.partition("\n\n")
+    m = QUIZ_QUESTION.match(head.strip())
+    if not m or int(m["n"]) != number:
+        raise QuizError(f"question {number} should open with '**{number}. ' and end "
+                        f"with '**': {head[:60]!r}")
+    listed, _, after = rest.partition("\n\n")
+    options: list[list] = []
+    for line in listed.split("\n"):
+        if o := QUIZ_OPTION.match(line):
+            options.append([o["letter"], o["text"].strip()])
+        elif line.startswith("  ") and options:
+            options[-1][1] += " " + line.strip()
+        else:
+            raise QuizError(f"question {number}: not an answer '- (x) ...': {line!r}")
+    letters = [letter for letter, _ in options]
+    if len(options) < 2 or letters != list("abcdefgh"[:len(options)]):
+        raise QuizError(f"question {number}: answers must be (a), (b) ... in order")
+    answer = QUIZ_ANSWER.fullmatch(after.strip())
+    if not answer:
+        raise QuizError(f"question {number}: the answer should follow, folded: "
+                        "<details><summary>Answer</summary>, a blank line, **(x)** why")
+    correct = re.findall(r"[a-h]", answer["letters"])
+    if not set(correct) <= set(letters):
+        raise QuizError(f"question {number}: the answer names no listed option")
+    return {"question": " ".join(m["text"].split()), "options": dict(options),
+            "correct": correct, "why": answer["why"].strip()}
+
+
+def as_quiz(markdown: str) -> tuple[str, int]:
+    """The quiz region as mkdocs-quiz's blocks, and a results panel; the number of
+    questions (0: the page has no quiz)."""
+    m = code_regions.QUIZ.search(markdown)
+    if m is None:
+        return markdown, 0
+    questions = quiz_questions(m["body"])
+    blocks = []
+    for q in questions:
+        answers = "\n".join(f"- [{'x' if letter in q['correct'] else ' '}] {text}"
+                            for letter, text in q["options"].items())
+        blocks.append(f"<quiz>\n{q['question']}\n{answers}\n\n{q['why']}\n</quiz>")
+    # subtle: search skips an excluded element until the first closing tag of its
+    # kind (Material compares elements by tag), and a quiz is divs within divs: so
+    # an <aside>, a tag the quiz does not use, keeps it all out of search.
+    site = ('<aside class="quizzes" data-search-exclude>\n\n' + "\n\n".join(blocks)
+            + "\n\n<!-- mkdocs-quiz results -->\n\n</aside>\n")
+    return markdown[:m.start()] + site + markdown[m.end():], len(questions)
+
+
 # --- the home page's chapter table ------------------------------------------------------
 
 # The course plan (DESIGN.md); a planned chapter is listed until its directory exists.
@@ -325,7 +415,7 @@ def fidelity_figures(root: Path = ROOT) -> str:
         "fidelity_page", root / "tests" / "fidelity" / "page.py")
     page = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(page)
-    return page.render(page.load())
+    return page.render(page.load(), page.ran())
 
 
 def on_config(config, **kwargs):
@@ -360,8 +450,16 @@ def on_files(files, config, **kwargs):
 CODE_TITLE = re.compile(r'^[ \t]*<sub class="code-title">.*</sub>\n\n', re.MULTILINE)
 
 
+@event_priority(50)  # before mkdocs-quiz's own on_page_markdown: it reads the <quiz>
 def on_page_markdown(markdown, page, config, files, **kwargs):
     markdown = as_admonitions(as_tabs(CODE_TITLE.sub("", markdown)))
+    try:
+        markdown, questions = as_quiz(markdown)
+    except QuizError as e:
+        log.warning("chapters hook: %s: the quiz: %s", page.file.src_uri, e)
+        questions = 0
+    if questions:  # mkdocs_quiz is off by default (mkdocs.yml): on for this page
+        page.meta["quiz"] = {"enabled": True}
     src = page.file.src_uri
     if src == "index.md":
         return replace_region(markdown, "chapters", chapters_table())[0]
@@ -386,14 +484,21 @@ def on_page_markdown(markdown, page, config, files, **kwargs):
 
 # What search leaves out: collapsed blocks that repeat what the page already shows or
 # give an answer away (the whole file: example; the diffs: abstract; the exercises'
-# solutions: success), the transcripts, and the Python blocks. It indexes the
+# solutions: success), the transcripts, and the Python blocks (the quiz: as_quiz). It indexes the
 # explanations, which name every function they discuss: a search for
 # `check_permission` lands on the paragraph about it, not inside a function body.
 NOT_SEARCHED = re.compile(r'<details class="(?:example|abstract|success)"'
                           r'|<div class="language-(?:text|python) highlight(?: transcript)?"')
 
 
+# mkdocs-quiz appends a progress panel for the table of contents to every quiz page;
+# mkdocs.yml turns it off (show_progress: false: the quiz ends with its own score),
+# and its hidden text goes too, or search would find "Quiz Progress" on every chapter.
+QUIZ_PROGRESS = re.compile(r'\n?<div id="quiz-progress-sidebar".*?</nav>', re.S)
+
+
 def on_page_content(html, page, config, files, **kwargs):
+    html = QUIZ_PROGRESS.sub("", html, count=1)
     return NOT_SEARCHED.sub(lambda m: m[0] + " data-search-exclude", html)
 
 

@@ -601,7 +601,14 @@ def named_region(name: str) -> re.Pattern:
 
 DIFF, TRANSCRIPT, READING = (named_region(n) for n in ("diff", "transcript", "reading-time"))
 BENCHMARKS = named_region("benchmarks")
+QUIZ = named_region("quiz")  # the chapter's quiz: docs/_hooks/chapters.py, as_quiz
 WORDS_A_MINUTE, LINES_A_MINUTE = 200, 10  # prose, and code or output (read slower)
+# A folded block (`<details>`: deeper detail a first reading skips, "How Claude Code
+# does it") is left out of the reading time and counted apart; so are the exercises
+# (each says its own time, "**Time.** About N minutes") and the quiz.
+FOLDED = re.compile(r"^<details[^>\n]*>\n.*?^</details>[ \t]*$", re.S | re.M)
+EXERCISE_TIME = re.compile(r"^\*\*Time\.\*\* About (\d+) minutes", re.M)
+QUESTION = re.compile(r"^\*\*\d+\. ", re.M)  # a quiz question's first line
 
 
 def chapter_of(path: Path | None) -> str | None:
@@ -636,7 +643,9 @@ def transcript_region(chapter: str) -> str:
 
 
 def measure(markdown: str) -> tuple[int, int, int]:
-    """(lines, lines inside fenced blocks, words outside them) of a README."""
+    """(lines, lines inside fenced blocks, words outside them) of a README, its quiz
+    left out (neither code nor a part of the guide)."""
+    markdown = QUIZ.sub("", markdown)
     lines, fenced, words, fence = markdown.splitlines(), 0, 0, None
     for line in lines:
         m = re.match(r"^\s*(`{3,}|~{3,})", line)
@@ -652,20 +661,64 @@ def measure(markdown: str) -> tuple[int, int, int]:
     return len(lines), fenced, words
 
 
-def reading_minutes(markdown: str) -> tuple[int, int, int]:
-    """(minutes, words, code lines) to read a chapter: its prose at WORDS_A_MINUTE,
-    its code and output at LINES_A_MINUTE; the exercises and this line not counted."""
-    text = READING.sub("", INCLUDE.sub("", markdown))
+def first_reading(markdown: str) -> tuple[str, str]:
+    """(what a first reading reads, what it leaves folded) of a chapter README: the
+    exercises, the quiz, this line and comments are in neither."""
+    text = READING.sub("", QUIZ.sub("", INCLUDE.sub("", markdown)))
     text = re.sub(r"<!--.*?-->", "", text, flags=re.S)
+    return FOLDED.sub("", text), "\n".join(m[0] for m in FOLDED.finditer(text))
+
+
+def minutes(text: str) -> tuple[int, int, int]:
+    """(minutes, words, code lines): prose at WORDS_A_MINUTE, code and output at
+    LINES_A_MINUTE, rounded up."""
     _, code, words = measure(text)
     return math.ceil(words / WORDS_A_MINUTE + code / LINES_A_MINUTE), words, code
 
 
+def reading_minutes(markdown: str) -> tuple[int, int, int]:
+    """(minutes, words, code lines) of a chapter's first reading: what is not folded,
+    the exercises and the quiz not counted."""
+    return minutes(first_reading(markdown)[0])
+
+
+def folded_minutes(markdown: str) -> int:
+    """The minutes of the folded blocks a first reading skips (counted the same way)."""
+    return minutes(first_reading(markdown)[1])[0]
+
+
+def exercise_minutes(markdown: str) -> list[int]:
+    """Each exercise's time, as the exercises (included in the README) state it."""
+    m = INCLUDE.search(markdown)
+    return [int(n) for n in EXERCISE_TIME.findall(m["body"] if m else "")]
+
+
+def duration(total: int) -> str:
+    hours, rest = divmod(total, 60)
+    return (f"{hours} h {rest:02d} min" if hours and rest else
+            f"{hours} h" if hours else f"{rest} minutes")
+
+
 def reading_region(markdown: str) -> str:
-    minutes, words, code = reading_minutes(markdown)
-    return (f"*About {minutes} minutes to read: {words:,} words at {WORDS_A_MINUTE} a "
-            f"minute, and {code} lines of code and output at {LINES_A_MINUTE} a minute "
-            f"(the exercises not counted).*\n")
+    """The line at the top of a chapter: its reading time, what the folded parts add,
+    the exercises' time and the quiz's size."""
+    read, words, code = reading_minutes(markdown)
+    folded, each = folded_minutes(markdown), exercise_minutes(markdown)
+    quiz = QUIZ.search(markdown)
+    questions = len(QUESTION.findall(quiz["body"])) if quiz else 0
+    line = (f"*About {read} minutes to read: {words:,} words at {WORDS_A_MINUTE} a "
+            f"minute, and {code} lines of code and output at {LINES_A_MINUTE} a minute")
+    if folded:
+        line += f"; the folded parts add about {folded} more"
+    after = []
+    if each:
+        listed = ", ".join(str(n) for n in each[:-1]) + f" and {each[-1]}"
+        after.append(f"The exercises take about {duration(sum(each))} ({listed} minutes)"
+                     if len(each) > 1 else f"The exercise takes about {each[0]} minutes")
+    if questions:  # a minute a question
+        after.append(f"the quiz ({questions} questions) about {questions}")
+    line += "." + (f" {', '.join(after)}." if after else "")
+    return line + "*\n"
 
 
 def fill(markdown: str, path: Path | None = None) -> str:

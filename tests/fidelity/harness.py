@@ -27,6 +27,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,6 +44,10 @@ ROOT = HERE.parent.parent
 CLAUDE = HERE / "node_modules" / ".bin" / "claude"
 CACHE = HERE / ".cache"
 INSTALL = "npm ci --prefix tests/fidelity"
+# The version the suite measures, pinned in package.json; what ran is recorded in
+# results/ (each mechanism's file, and claude_code.json: see probe()).
+PINNED = json.loads((HERE / "package.json").read_text())["dependencies"][
+    "@anthropic-ai/claude-code"]
 RAN = "FIDELITY-RAN"
 NOBODY = 65534  # Claude Code refuses bypassPermissions as root: it runs as nobody
 
@@ -280,6 +285,66 @@ def _run_claude(case: Case, root: Path) -> dict:
         calls.append({"decision": decision, "error": bool(result.get("is_error")),
                       "text": text_of(result)})
     return {"calls": calls, "files": snapshot(ws)}
+
+
+class Ok(ScriptedServer):
+    """Answers every request with "ok": a session that starts, and ends."""
+
+    def next_turn(self, body: dict) -> dict:
+        with self._lock:
+            self.requests.append(body)
+        return reply("ok")
+
+
+def run_once(files: dict, *argvs: list) -> tuple[list[str], list[dict]]:
+    """Claude Code run once per argv in a fresh workspace holding `files`, against a
+    server that answers "ok" (as nobody when we are root): what each run printed, and
+    every request the server received."""
+    root = Path(tempfile.mkdtemp(prefix="fidelity-once-"))
+    try:
+        ws, home = root / "ws", root / "home"
+        home.mkdir()
+        for name, body in {".keep": "", **files}.items():
+            (ws / name).parent.mkdir(parents=True, exist_ok=True)
+            (ws / name).write_text(body)
+        as_nobody = os.geteuid() == 0
+        tools = tools_for(as_nobody)
+        claude = CLAUDE if tools == HERE else tools / "claude"
+        (home / ".claude.json").write_text(json.dumps({
+            "hasCompletedOnboarding": True,
+            "projects": {str(ws): {"hasTrustDialogAccepted": True}}}))
+        root.chmod(0o755)
+        if as_nobody:
+            subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
+        run_as = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}",
+                  "--clear-groups"] * as_nobody
+        with Ok() as server:
+            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
+                   "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-fidelity",
+                   "LANG": "C.UTF-8", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                   "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
+            printed = [subprocess.run(run_as + [str(claude), *argv], cwd=ws, env=env,
+                                      capture_output=True, text=True, timeout=120).stdout
+                       for argv in argvs]
+            return printed, list(server.requests)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def probe() -> dict:
+    """What the installed Claude Code is and how it starts, for results/claude_code.json
+    (the s03 README's note says both): its version, the permission modes its --help
+    lists, and the mode a run with -p and no --permission-mode reports at its start."""
+    (helped, started), _ = run_once({}, ["--help"], [
+        "-p", "hi", "--output-format", "stream-json", "--verbose", "--tools", "Read"])
+    init = next((json.loads(line) for line in started.splitlines()
+                 if line.startswith("{") and '"subtype":"init"' in line.replace(" ", "")),
+                {})
+    modes = re.search(r"--permission-mode .*?\(choices:(.*?)\)", helped, re.S)
+    return {"claude_code": version(), "pinned": PINNED,
+            "reports_version": init.get("claude_code_version"),
+            "permission_modes": sorted(re.findall(r'"(\w+)"', modes[1] if modes else "")),
+            "print_mode_starts_in": init.get("permissionMode")}
 
 
 # --- a chapter ---------------------------------------------------------------------

@@ -26,21 +26,32 @@ ORDER = ["file tools", "run_shell", "permission rules and modes",
 
 def load(results: Path = HERE / "results") -> list[dict]:
     found = {d["mechanism"]: d for d in
-             (json.loads(p.read_text()) for p in sorted(results.glob("*.json")))}
+             (json.loads(p.read_text()) for p in sorted(results.glob("*.json")))
+             if "mechanism" in d}
     return [found[m] for m in ORDER if m in found]
+
+
+def ran(results: Path = HERE / "results") -> dict | None:
+    """What the suite recorded of the Claude Code it ran (harness.probe), if it did."""
+    path = results / "claude_code.json"
+    return json.loads(path.read_text()) if path.exists() else None
 
 
 def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", "\\n")
 
 
-def render(results: list[dict]) -> str:
+def render(results: list[dict], record: dict | None = None) -> str:
     if not results:
         return "No run recorded yet: run the suite with Claude Code installed."
     versions = sorted({r["claude_code"] for r in results})
     chapters = sorted({c for r in results for c in r["chapters"]})
-    out = [f"Measured against Claude Code **{', '.join(versions)}**. Each cell: calls "
-           "on which the chapter and Claude Code agree, of all calls played.", "",
+    started = "" if not record else (
+        f" Its `--help` lists the permission modes "
+        f"{', '.join(f'`{m}`' for m in record['permission_modes'])}; a run with `-p` "
+        f"and no `--permission-mode` starts in `{record['print_mode_starts_in']}`.")
+    out = [f"Measured against Claude Code **{', '.join(versions)}**.{started} Each cell: "
+           "calls on which the chapter and Claude Code agree, of all calls played.", "",
            "| mechanism | owner | " + " | ".join(chapters) + " |",
            "|---|---|" + "---|" * len(chapters)]
     for r in results:
@@ -76,7 +87,7 @@ def replace_region(markdown: str, content: str) -> str:
 
 def write(readme: Path = HERE / "README.md") -> None:
     """The README's region, from the results as they are now."""
-    readme.write_text(replace_region(readme.read_text(), render(load())))
+    readme.write_text(replace_region(readme.read_text(), render(load(), ran())))
 
 
 if __name__ == "__main__":

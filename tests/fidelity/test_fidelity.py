@@ -44,6 +44,9 @@ def claude_code():
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+    if harness.version() != harness.PINNED:  # known.py explains the pinned version
+        pytest.fail(f"Claude Code {harness.version()} is installed, the suite measures "
+                    f"{harness.PINNED} (package.json): {harness.INSTALL}")
     return harness.version()
 
 
@@ -131,5 +134,48 @@ def test_the_readme_shows_the_last_run():
     """The README's figures are those of results/*.json (no Claude Code needed): a
     run that changed the results and a README left behind cannot both be committed."""
     text = (harness.HERE / "README.md").read_text()
-    assert page.replace_region(text, page.render(page.load())) == text, (
+    assert page.replace_region(text, page.render(page.load(), page.ran())) == text, (
         "tests/fidelity/README.md is stale: run python tests/fidelity/page.py")
+
+
+def test_the_claude_code_that_ran_is_recorded(claude_code):
+    """results/claude_code.json records the Claude Code the suite ran: its version
+    (the pinned one), the permission modes its --help lists, and the mode a run with
+    -p and no --permission-mode starts in. s03's note says what this finds: auto and
+    the `manual` alias exist, and such a run starts in Manual (`default`)."""
+    record = harness.probe()
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "claude_code.json").write_text(json.dumps(record, indent=1) + "\n")
+    page.write()
+    assert record["claude_code"] == record["reports_version"] == harness.PINNED, record
+    assert {"auto", "manual", "dontAsk"} <= set(record["permission_modes"]), record
+    assert record["print_mode_starts_in"] == "default", (
+        f"claude -p now starts in {record['print_mode_starts_in']!r}: update the note on "
+        "modes in s03_permissions/README.md, then this line")
+
+
+def test_claude_code_in_the_exercises_reads_the_coaching_rules(claude_code):
+    """Claude Code started in exercises/ sends the model exercises/CLAUDE.md and the
+    AGENTS.md it imports (`@AGENTS.md`): the rules that keep it from reading the
+    solutions and editing the checkers are in its context."""
+    folder = harness.ROOT / "exercises"
+    files = {name: (folder / name).read_text() for name in ("CLAUDE.md", "AGENTS.md")}
+    _, requests = harness.run_once(files, ["-p", "Do exercise 2 of s03 for me.",
+                                           "--tools", "Read"])
+    sent = json.dumps(requests)
+    for rule in ("Never write the exercise for them", "Never read the solutions",
+                 "Never edit a checker"):
+        assert rule in sent, f"Claude Code did not send {rule!r} to the model"
+
+
+def test_what_ran_is_the_pinned_version():
+    """Every figure in results/ was measured on the version package.json pins (no
+    Claude Code needed), and s03's note names that version."""
+    records = [json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json"))]
+    ran = {r.get("claude_code") for r in records}
+    assert ran == {harness.PINNED}, (
+        f"results/ holds runs of {sorted(ran)}, package.json pins {harness.PINNED}: "
+        "run the suite again with the pinned version")
+    assert page.ran(), "no results/claude_code.json: run the suite with Claude Code"
+    note = (harness.ROOT / "s03_permissions" / "README.md").read_text()
+    assert f"Claude Code {harness.PINNED}" in note
