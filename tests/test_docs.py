@@ -1052,6 +1052,18 @@ def test_two_runs_of_a_demo_compare_equal():
     assert transcripts.comparable(one) != transcripts.comparable(one.replace("[a]", "[c]"))
 
 
+
+def test_a_subagents_own_parallel_calls_may_end_in_either_order():
+    """A subagent's batch shows its calls as each ends (a fresh clone's run showed
+    grep_search before read_file, the recording the other way): the same transcript."""
+    calls = ["[r] > read_file(file_path='a.py')\n[r]   [allow] read-only tool\n",
+             "[r] > grep_search(pattern='x')\n[r]   [allow] read-only tool\n"]
+    batch = "[r]   batch 1 · 2 calls in parallel: 0.01 s\n"
+    one, two = calls[0] + calls[1] + batch, calls[1] + calls[0] + batch
+    assert transcripts.comparable(one) == transcripts.comparable(two)
+    assert transcripts.comparable(one) != transcripts.comparable(
+        one.replace("'x'", "'y'")), "the calls' own lines still count"
+
 def test_the_sites_set_up_says_what_the_readme_says_about_windows():
     """Windows is not supported; both set-up sections send its users to WSL."""
     for path in (ROOT / "README.md", ROOT / "docs" / "index.md"):

@@ -134,7 +134,8 @@ def comparable(text: str) -> str:
     """A transcript as two runs of it agree: timings and clock times masked, and
     the lines of subagents that ran side by side (s06) taken out of the main agent's
     lines and grouped by subagent, each one's lines in their order (threads
-    interleave them differently each run), and the lines a reply prints when it ends
+    interleave them differently each run; a subagent's parallel calls sorted as the
+    main agent's), and the lines a reply prints when it ends
     (its usage, "reply complete") apart, sorted."""
     out, subagents, usage = [], {}, []
     text = MACHINE.sub("sandbox: (this machine's)", TIMING.sub("#.## s", text))
@@ -145,7 +146,8 @@ def comparable(text: str) -> str:
             subagents.setdefault(found[0], []).append(line)
         else:
             out.append(line)
-    grouped = [ln for label in sorted(subagents) for ln in subagents[label]]
+    grouped = [label + ln for label in sorted(subagents)  # a subagent's own batches too
+               for ln in parallel_calls_sorted([ln[len(label):] for ln in subagents[label]])]
     return "\n".join(parallel_calls_sorted(out) + grouped + sorted(usage))
 
 
