@@ -22,6 +22,7 @@ import glob
 import os
 import re
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,12 +108,21 @@ class Script:
     exotic: str      # a construct outside the read-only subset ("" if none)
 
 
+def unreadable(command: str) -> str | None:
+    """A character bash cannot be given (NUL, a lone surrogate) or tree-sitter-bash 0.25
+    crashes on (found by fuzzing: `{` then U+F0001; beyond U+FFFF, those private,
+    unassigned or format): a command holding one is refused, not parsed."""
+    return next((c for c in command if c == "\0" or "\ud800" <= c <= "\udfff"
+                 or c > "\uffff" and unicodedata.category(c) in ("Co", "Cn", "Cf")),
+                None)
+
+
 def parse_command(command: str, depth: int = 0) -> Script:
     """Every command `command` runs, in order; raises Unanalysable when unsure."""
     if len(command) > MAX_COMMAND_CHARS or depth > MAX_DEPTH:
         raise Unanalysable("it is too long or too deeply nested to analyse")
-    if "\0" in command:  # bash cannot be given one; tree-sitter may crash on one
-        raise Unanalysable("it holds a NUL character")
+    if (odd := unreadable(command)) is not None:
+        raise Unanalysable(f"it holds U+{ord(odd):04X}, which it cannot be parsed with")
     tree = BASH.parse(join_lines(command.encode()))
     script, by_id, groups, hidden, arithmetic = Script([], [], ""), {}, [], False, False
     for node in walk(tree.root_node):
