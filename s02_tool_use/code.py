@@ -183,6 +183,38 @@ NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
                        "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
 
 
+# Where the shell stands: kept from one call to the next, as Claude Code keeps it, so
+# a `cd` sticks. Never outside the workspace; /clear puts it back there.
+SHELL = {"cwd": None}  # "cwd": a Path in the workspace; None: the workspace itself
+
+
+def shell_dir() -> Path:
+    """Where the next command starts: the shell's last directory, if it still exists
+    in the workspace; else the workspace."""
+    workspace, kept = Path.cwd().resolve(), SHELL["cwd"]
+    there = kept and kept.is_relative_to(workspace) and kept.is_dir()
+    return kept if there else workspace
+
+
+def move_shell(where) -> str:
+    """Keep the directory the command ended in (`where` holds it) if it lies in the
+    workspace; else go back to the workspace, and say so in one line."""
+    where.seek(0)
+    ended, workspace = where.read().decode().strip(), Path.cwd().resolve()
+    if ended and not Path(ended).is_relative_to(workspace):  # `cd /`, a link out
+        SHELL["cwd"] = None
+        return f"\n[shell cwd was reset to {workspace}: {ended} is outside it]"
+    SHELL["cwd"] = Path(ended) if ended else SHELL["cwd"]  # "": killed, trap replaced
+    return ""
+
+
+def recorded(command: str, where) -> str:
+    """`command` as bash runs it. subtle: a trap set first writes where bash ends up
+    (pwd -P: links followed) to the file `where` as it exits, whatever the command
+    ends in (`# note`, `\\`); the exit status stays the command's."""
+    return f"trap 'pwd -P >&{where.fileno()}' EXIT; {command}"
+
+
 class CommandFailed(Exception):
     """The command ran and failed (a non-zero exit, a timeout): its output goes back
     to the model marked is_error, as Claude Code marks a failed Bash call."""
@@ -214,15 +246,17 @@ def last_program(command: str) -> str | None:
 
 
 def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
-    """Run `command` with bash in the workspace: its stdout, stderr and exit code;
-    CommandFailed with that text if it exits non-zero or times out."""
+    """Run `command` with bash where the shell stands: its stdout, stderr and exit
+    code; CommandFailed with that text if it exits non-zero or times out."""
     seconds = max(1, min(int(timeout), MAX_TIMEOUT)) / 1000  # milliseconds, as Bash
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
     # us wait for it. Files cost no memory and we only wait for bash itself.
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    with (tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err,
+          tempfile.TemporaryFile() as where):
         proc = subprocess.Popen(
-            ["bash", "-c", command], stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+            ["bash", "-c", recorded(command, where)], stdin=subprocess.DEVNULL,
+            stdout=out, stderr=err, cwd=shell_dir(), pass_fds=[where.fileno()],
             env={**os.environ, **NON_INTERACTIVE_ENV},
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
@@ -232,11 +266,12 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
             raise
         stdout, stderr = (head_and_tail(out, name="stdout"),
                           head_and_tail(err, name="stderr"))
+        moved = move_shell(where)
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
     answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
     status += f" ({answer})" if answer else ""  # grep found nothing: an answer
-    text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"])
+    text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"]) + moved
     if status != "exit code: 0" and not answer:  # as Claude Code: a failure, an error
         raise CommandFailed(text)
     return text
@@ -685,10 +720,12 @@ def register(handler, description: str, fields: dict, required: tuple = ()) -> N
     TOOL_HANDLERS[tool["name"]], TOOL_BY_NAME[tool["name"]] = handler, tool
 
 
-PATH = (str, "A path inside the workspace; relative paths start there.")
-register(run_shell, "Run a shell command in the workspace; returns stdout, stderr and "
-         "the exit code (non-zero: an error, but exit 1 of grep, diff or test "
-         "answers). Stdin is closed. Default timeout "
+PATH = (str, "A path inside the workspace; relative paths start at its root, not "
+                 "where the shell stands.")
+register(run_shell, "Run a shell command where the last one ended (a `cd` sticks, "
+         "inside the workspace); returns stdout, stderr and the exit code "
+         "(non-zero: an error, but exit 1 of grep, diff or test answers). Stdin is "
+         "closed. Default timeout "
          f"{DEFAULT_TIMEOUT} ms, at most {MAX_TIMEOUT} ms.",
          {"command": (str, "The command to run."),
           "timeout": (int, "Milliseconds before it is killed.")},
@@ -1057,7 +1094,7 @@ def repl(client, args) -> int:
             return 0
         if prompt.strip() == "/clear":  # start over: a new, empty conversation
             messages.clear()
-            WINDOW["warned"] = False
+            WINDOW["warned"], SHELL["cwd"] = False, None  # and the shell goes home
             print("(conversation cleared)")
             continue
         if not prompt.strip():

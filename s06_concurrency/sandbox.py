@@ -120,10 +120,13 @@ def home_problem(workspace: Path) -> str | None:
 
 
 def argv_for(command: str, writable: list, read_only: list, hidden: list,
-             workspace: Path) -> list:
-    """What to run instead of `bash -c command` on this platform."""
-    make = bwrap_argv if sys.platform == "linux" else seatbelt_argv
-    return make(command, writable, read_only, hidden, workspace)
+             workspace: Path, start: Path | None = None) -> list:
+    """What to run instead of `bash -c command` on this platform, started in `start`
+    (the shell's directory; the workspace if None). Starting elsewhere in the
+    workspace widens nothing: what may be written stays as given."""
+    if sys.platform != "linux":  # sandbox-exec starts where run_shell's Popen does
+        return seatbelt_argv(command, writable, read_only, hidden, workspace)
+    return bwrap_argv(command, writable, read_only, hidden, workspace, start)
 
 
 # === s03 · sandbox: the programs a command runs ===
@@ -377,7 +380,7 @@ def processes() -> int | None:
 
 # === s03 · sandbox: bubblewrap on Linux ===
 def bwrap_argv(command: str, writable: list, read_only: list, hidden: list,
-               workspace: Path) -> list:
+               workspace: Path, start: Path | None = None) -> list:
     """bwrap's arguments, in order: a later mount covers an earlier one."""
     argv = ["bwrap", "--die-with-parent", "--new-session", "--unshare-all",
             "--cap-drop", "ALL",                              # root too: no mount
@@ -399,7 +402,7 @@ def bwrap_argv(command: str, writable: list, read_only: list, hidden: list,
     for path in hidden:  # again: a denied file inside the workspace stays hidden
         if path != workspace and workspace in path.parents:
             argv += hide(path)
-    return argv + ["--chdir", str(workspace), "--", *limited(command)]
+    return argv + ["--chdir", str(start or workspace), "--", *limited(command)]
 
 
 def hide(path: Path) -> list:
