@@ -279,26 +279,20 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
 NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
                        "LESS": "-FRX", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
                        "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
-
-
-# Where the shell stands: kept from one call to the next, as Claude Code keeps it, so
-# a `cd` sticks. Never outside the workspace; /clear puts it back there.
-SHELL = {"cwd": None}  # "cwd": a Path in the workspace; None: the workspace itself
+# Where the next command starts: where the last ended, so a `cd` sticks (Claude Code's)
+SHELL = {"cwd": None}  # a Path in the workspace; None: the workspace itself
 
 
 def shell_dir() -> Path:
-    """Where the next command starts: the shell's last directory, if it still exists
-    in the workspace; else the workspace."""
-    workspace, kept = Path.cwd().resolve(), SHELL["cwd"]
-    there = kept and kept.is_relative_to(workspace) and kept.is_dir()
-    return kept if there else workspace
+    """The folder the next command starts in: SHELL's while it exists, else the
+    workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
+    return SHELL["cwd"] if SHELL["cwd"] and SHELL["cwd"].is_dir() else Path.cwd()
 
 
 def move_shell(where) -> str:
-    """Keep the directory the command ended in (`where` holds it) if it lies in the
-    workspace; else go back to the workspace, and say so in one line."""
-    where.seek(0)
-    ended, workspace = where.read().decode().strip(), Path.cwd().resolve()
+    """Keep the folder the command ended in (its EXIT trap wrote it to the file
+    `where`) if it lies in the workspace; else go back there, and say so."""
+    ended, workspace = os.pread(where.fileno(), 4096, 0).decode().strip(), Path.cwd()
     if ended and not Path(ended).is_relative_to(workspace):  # `cd /`, a link out
         SHELL["cwd"] = None
         return f"\n[shell cwd was reset to {workspace}: {ended} is outside it]"
@@ -307,9 +301,8 @@ def move_shell(where) -> str:
 
 
 def recorded(command: str, where) -> str:
-    """`command` as bash runs it. subtle: a trap set first writes where bash ends up
-    (pwd -P: links followed) to the file `where` as it exits, whatever the command
-    ends in (`# note`, `\\`); the exit status stays the command's."""
+    """`command` after a trap that, as bash exits however it ends, writes where it
+    stands (pwd -P: links followed) to the file `where`; the exit status stays."""
     return f"trap 'pwd -P >&{where.fileno()}' EXIT; {command}"
 
 
@@ -364,9 +357,8 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
-        stdout, stderr = (head_and_tail(out, name="stdout"),
-                          head_and_tail(err, name="stderr"))
-        moved = move_shell(where)
+        stdout, stderr, moved = (head_and_tail(out, name="stdout"),
+                                 head_and_tail(err, name="stderr"), move_shell(where))
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
     answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
@@ -385,9 +377,8 @@ def kill_group(proc: subprocess.Popen) -> None:
 
 
 def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
-    """Wait for the command: its status. Past `seconds`, or once its output on disk
-    passes MAX_OUTPUT_BYTES (`seq 1 20000000` writes 169 MB), it is killed with
-    everything it started: the disk is bounded as well as the result."""
+    """Wait for the command: its status. Past `seconds`, or past MAX_OUTPUT_BYTES of
+    output on disk (`seq 1 20000000` writes 169 MB), kill it and all it started."""
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         try:
@@ -1699,9 +1690,9 @@ def execute_tool(block) -> tuple[str, bool]:
 
 # === s01 · display: each call and its result ===
 def printable(text: str) -> str:
-    """`text` as the user may see it: control characters (C0, DEL, C1; not newline or
-    tab) shown as escapes, ESC as \\x1b. A terminal obeys them: a tool's output or the
-    model's text could write the clipboard (OSC 52) or hide what follows (ESC[8m)."""
+    """`text` as the user may see it: control characters but newline and tab escaped
+    (ESC as \\x1b), else a terminal obeys them: OSC 52 writes the clipboard, ESC[8m
+    hides what follows; a tool's output or the model's text could hold them."""
     return re.sub(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]", lambda m: repr(m[0])[1:-1], text)
 
 
@@ -1759,16 +1750,15 @@ class Refused(Exception):
 def refusal_line(response) -> str:
     """What to tell the user about a refusal, with the API's stop_details if any."""
     details = getattr(response, "stop_details", None)  # newer APIs say why
-    why = [getattr(details, k, None) for k in ("category", "explanation")]
-    why = ": ".join(w for w in why if w)
+    why = ": ".join(filter(None, (getattr(details, k, None)
+                                  for k in ("category", "explanation"))))
     return (f"the model declined this request{f' ({why})' if why else ''}. "
             "Rephrase it, or ask something else.")
 
 
 def split_calls(tool_uses: list, response, action: str) -> tuple[list, list]:
-    """The calls of this reply to run, and the one to hold back: its last block, if
-    that is a tool_use and the reply did not end as meant (max_tokens, an unknown
-    stop_reason). The SDK hands over what arrived of its input: a command cut short."""
+    """The calls to run, and the one to hold back: the last block, if a tool_use in a
+    reply that did not end as meant (max_tokens): its input may be cut short."""
     ends_in_a_call = bool(tool_uses) and response.content[-1] is tool_uses[-1]
     if ends_in_a_call and action not in ENDS_WELL:
         return tool_uses[:-1], tool_uses[-1:]
@@ -1803,10 +1793,9 @@ WINDOW = {"size": 200_000, "warned": False}
 
 
 def window_tokens(usage) -> int | None:
-    """What the next request will carry, as the API counted this reply: the input,
-    cache and output tokens of its last sampling. subtle: a reply that ran server
-    tools (web search) sampled several times and sums them all; `usage.iterations`
-    lists each sampling, and without that list the sum is no window (None)."""
+    """What the next request will carry, as the API counted this reply: the tokens of
+    its last sampling. subtle: a reply that ran server tools (web search) sampled often
+    and sums them all; `usage.iterations` lists each, and without it: no window."""
     steps = getattr(usage, "iterations", None)
     ran = getattr(usage, "server_tool_use", None)
     if not steps and ran and any(isinstance(n, int) and n for n in vars(ran).values()):
@@ -1824,14 +1813,12 @@ def count_tokens(usage) -> None:
     if used and used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
         WINDOW["warned"] = True
         print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
-              "is full the oldest exchanges are dropped, or type /clear]",
-              file=sys.stderr)
+              "is full the oldest exchanges go, or type /clear]", file=sys.stderr)
 
 
 def drop_oldest(messages: list, budget: int) -> int:
-    """Drop the oldest whole exchanges until the rest fits in `budget` characters;
-    return how many went. An exchange starts at a prompt (a user message of plain
-    text): what is kept starts with one, no tool_use parted from its tool_result."""
+    """Drop the oldest whole exchanges (each starts at a prompt: no tool_use parted
+    from its tool_result) until the rest fits in `budget` characters; how many went."""
     starts = [i for i, m in enumerate(messages)
               if m["role"] == "user" and isinstance(m["content"], str)]
     dropped = next((n for n, i in enumerate(starts)
@@ -1847,10 +1834,8 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
     `messages` is extended in place, the final text returned."""
     system = SYSTEM.format(cwd=Path.cwd())
     for _ in range(max_turns):
-        response = client.messages.create(
-            model=model, system=system, messages=messages,
-            tools=TOOLS, max_tokens=MAX_TOKENS,
-        )
+        response = client.messages.create(model=model, system=system, messages=messages,
+                                          tools=TOOLS, max_tokens=MAX_TOKENS)
         count_tokens(response.usage)
         action = STOP_REASONS.get(response.stop_reason, "unknown")
         if action == "refused":  # the API's advice: drop the refused turn, then go on
@@ -1888,8 +1873,7 @@ MAX_RETRIES = 3  # the SDK retries a 429, a 5xx or a 529 this often, as retry-af
 
 class ShowRetries(logging.Handler):
     """One line per retry. The SDK retries an overloaded, rate-limited or failing API
-    by itself, waiting as the answer's retry-after header asks, and logs each retry;
-    this handler (make_client() installs it) only makes them visible."""
+    by itself, as retry-after asks, and logs each; this handler shows them."""
 
     status, left = None, MAX_RETRIES  # what the SDK logs just before it retries
     # The statuses the SDK retries -> the API's error type for each (as its docs say)
@@ -1897,10 +1881,9 @@ class ShowRetries(logging.Handler):
              529: "overloaded_error"}
 
     def emit(self, record: logging.LogRecord) -> None:
-        # subtle: these are the SDK's log messages, not an API; if they change, the
-        # retries still happen, only these lines go quiet. The status comes from its
-        # line for every answer: its line on why it retries has another form when the
-        # answer says `x-should-retry: true`, as the real API's 429s and 529s do.
+        # subtle: the SDK's log lines are no API (if they change, only these lines go
+        # quiet); the status comes from its line for every answer, as its line on why
+        # it retries differs when the answer says `x-should-retry: true` (429s, 529s).
         msg = str(record.msg)
         if msg.startswith(("Sending HTTP Request", "HTTP Response:")):
             self.status = record.args[2] if msg.startswith("HTTP") else None
@@ -2032,7 +2015,6 @@ def run_offline_demo(args) -> int:
     """No API key: play this chapter's scripted demo through the real SDK."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from offline.demo import scripted_demo  # support code, not part of the lesson
-
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
         client = make_client()
         print(permission_summary(), hooks_summary(), sep="\n")
@@ -2050,8 +2032,7 @@ def make_client():
     if not any(type(h).__name__ == "ShowRetries" for h in sdk_log.handlers):
         sdk_log.addHandler(ShowRetries())
         sdk_log.setLevel(logging.DEBUG)
-    # Reads ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN and ANTHROPIC_BASE_URL.
-    return Anthropic(max_retries=MAX_RETRIES)
+    return Anthropic(max_retries=MAX_RETRIES)  # the key, the base URL: from the env
 
 
 HELP = f"""\

@@ -128,12 +128,15 @@ def offline_and_isolated(tmp_path, monkeypatch):
 def fresh_session_state():
     """Each test starts with a fresh session (mode, reads, approvals, loaded tools,
     hook state): modules outlive tests, sessions must not. s03 on, a chapter keeps
-    all of it in SESSION, and reset_session() starts it over."""
+    all of it in SESSION, and reset_session() starts it over; from s01, the shell's
+    folder (SHELL) goes back to the workspace, as /clear sends it."""
     yield
     for name in CHAPTERS:
         mod = sys.modules.get(f"{name}.code")
         if mod is not None and hasattr(mod, "reset_session"):
             mod.reset_session()
+        if mod is not None and hasattr(mod, "SHELL"):
+            mod.SHELL["cwd"] = None
 
 
 @pytest.fixture

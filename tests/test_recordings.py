@@ -177,7 +177,7 @@ def test_the_window_is_what_the_next_request_carries(chapter, server, capsys):
         mod.WINDOW.update(size=200_000, warned=False)
     assert capsys.readouterr().err == (
         f"[context window: {window:,} of {window + 100:,} tokens used; when it is full "
-        "the oldest exchanges are dropped, or type /clear]\n")
+        "the oldest exchanges go, or type /clear]\n")
     # the paused reply, through the loop: no warning, the turn goes on
     server.add(recorded(answers(HERE / paused)[0]), reply("Done."))
     assert mod.agent_loop([{"role": "user", "content": "go"}], client) == "Done."
