@@ -846,11 +846,11 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
           "timeout": (int, "Milliseconds before it is killed."),
           "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
          ["command"], names=("Bash",),
-         is_read_only=lambda i: is_read_only_command(i["command"])
-         and not unsandboxed(i),
+         is_read_only=lambda i: is_read_only_command(i["command"], shell_dir())
+         and not unsandboxed(i),  # the shell's folder: where its relative paths point
          is_destructive=lambda i: ("it asks to run outside the sandbox"
-                                   if unsandboxed(i) else
-                                   dangerous_reason(i["command"], protected_write)))
+                                   if unsandboxed(i) else dangerous_reason(
+                                       i["command"], protected_write, shell_dir())))
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
          {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
@@ -959,7 +959,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | Non
     runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
-        return shell_path_rule(name, content, tool_input["command"])
+        return shell_path_rule(name, content, tool_input["command"], shell_dir())
     if name != tool and name not in tool_meta(tool)["names"]:
         return None
     if content in (None, "*", ""):
@@ -1014,16 +1014,15 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
     """What runs `command` (as the text `run`, if given), for as long as it runs: bash
     inside the sandbox, where the shell stands, or bash alone if the user let it out
     or no sandbox can start (an error if sandbox.failIfUnavailable is set)."""
-    run = run or command
     settings = sandbox_settings(SETTINGS_FILES)
     missing = sandbox_missing(settings)
     if missing and settings["enabled"] and settings["failIfUnavailable"]:
         raise ToolError(f"no sandbox ({missing}) and sandbox.failIfUnavailable is set")
     if missing or unsandboxed and settings["allowUnsandboxedCommands"]:
-        yield ["bash", "-c", run]
+        yield ["bash", "-c", run or command]
         return
     workspace, files = Path.cwd().resolve(), settings["filesystem"]
-    writes = not is_read_only_command(command)
+    writes = not is_read_only_command(command, shell_dir())
     programs = agent_programs() if writes else []  # in the workspace: read-only
     try:  # sandbox.py finds the paths; fail closed if it cannot (nothing runs)
         denied, named = walk_workspace(
@@ -1039,7 +1038,7 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
               *(resolve_path(p) for p in files.get("denyRead", []))]
     read_only = [*protected, *(resolve_path(p) for p in files.get("denyWrite", []))]
     with placeholders(protected):
-        yield argv_for(run, writable if writes else [], read_only, hidden,
+        yield argv_for(run or command, writable if writes else [], read_only, hidden,
                        workspace, shell_dir())
 
 
@@ -1084,7 +1083,8 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     # 1. deny rules, in every mode; first match wins, specificity does not matter.
     if rule := first_rule(rules.get("deny", []), tool, tool_input):
         return "deny", f"deny rule {rule}", "rule"
-    if tool == "run_shell" and (hidden := denied_inside(tool_input["command"], rules)):
+    if tool == "run_shell" and (hidden := denied_inside(tool_input["command"], rules,
+                                                        shell_dir())):
         return "ask", hidden, "rule"  # `grep -r x .` would read a file a rule denies
     # 2. plan mode: nothing but read-only calls, whatever the allow rules say.
     if mode == "plan" and not read_only:
@@ -1126,7 +1126,7 @@ def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, 
     """A command line runs unasked only if every command in it is read-only or
     allowed by a Bash rule, and every redirection writes where an Edit rule or
     acceptEdits lets it."""
-    effects, used = shell_effects(tool_input["command"]), []
+    effects, used = shell_effects(tool_input["command"], shell_dir()), []
     if not effects.parts:
         return "ask", f"{mode} mode: {effects.problem}", "mode"
     for cmd, problem in effects.parts:

@@ -136,11 +136,11 @@ def path_rule_matches(pattern: str, path: Path) -> bool:
             or path.is_dir() and spec.match_file(rel + "/"))
 
 
-def shell_path_rule(name: str, content: str, command: str) -> str | None:
-    """A Read, Edit or Write rule asked about a command line: does it cover a path
-    the line reads (Read) or writes (Edit, Write)? As rule_applies answers in code.py:
-    None, or a note ("" when it plainly matches)."""
-    effects = shell_effects(command)
+def shell_path_rule(name: str, content: str, command: str, cwd=None) -> str | None:
+    """A Read, Edit or Write rule asked about a command line run in `cwd`: does it
+    cover a path the line reads (Read) or writes (Edit, Write)? As rule_applies
+    answers in code.py: None, or a note ("" when it plainly matches)."""
+    effects = shell_effects(command, cwd)
     paths = effects.writes if name != "Read" else [p for p, _ in effects.reads]
     if name != "Read" and any(is_write(op, t) and not t.static
                               for c, _ in effects.parts for op, t in c.redirects):
@@ -179,11 +179,12 @@ def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
 MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
 
 
-def denied_inside(command: str, rules: dict) -> str | None:
+def denied_inside(command: str, rules: dict, cwd=None) -> str | None:
     """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
-    Read deny rule covers: why it must ask. The walk gives up after MAX_WALK entries."""
+    Read deny rule covers, the line run in `cwd`: why it must ask. The walk gives up
+    after MAX_WALK entries."""
     patterns = read_deny_patterns(rules)
-    roots = [p for p, recursive in shell_effects(command).reads if recursive]
+    roots = [p for p, recursive in shell_effects(command, cwd).reads if recursive]
     for root in roots if patterns else ():
         for count, (folder, dirs, files) in enumerate(os.walk(root)):
             for path in (Path(folder, name) for name in dirs + files):

@@ -588,21 +588,22 @@ class ShellEffects:
     problem: str     # why the line is not read-only, its writes aside ("" if it is)
 
 
-def is_read_only_command(command: str) -> bool:
-    """Every command provably changes nothing and reads inside the workspace."""
-    effects = shell_effects(command)
+def is_read_only_command(command: str, cwd: Path | None = None) -> bool:
+    """Every command provably changes nothing and reads inside the workspace (run in
+    `cwd`, the shell's folder: the workspace if None)."""
+    effects = shell_effects(command, cwd)
     return not effects.problem and not effects.writes
 
 
-def shell_effects(command: str) -> ShellEffects:
-    """What a command line reads and writes, and which of its parts only read. Its
-    redirections are judged apart: `git log > f` reads, and writes f (an edit of f)."""
+def shell_effects(command: str, cwd: Path | None = None) -> ShellEffects:
+    """What a command line run in `cwd` reads and writes, and which of its parts only
+    read. Redirections are judged apart: `git log > f` reads, and writes f (an edit)."""
     try:
         script = parse_command(command)
     except Unanalysable as e:
         return ShellEffects([], [], [], f"it cannot be analysed: {e}")
     effects = ShellEffects([], [], [], "" if script.commands else "it runs nothing")
-    cwds = {Path.cwd().resolve()}  # where relative paths point, after any `cd`
+    cwds = {Path(cwd or Path.cwd()).resolve()}  # where relative paths point; a cd adds
     for cmd in script.commands:
         problem = next(filter(None, (command_effects(cmd, cwd, effects)
                                      for cwd in sorted(cwds))), None)
@@ -875,14 +876,17 @@ FEEDS_CODE = dict.fromkeys(DOWNLOADERS | {"uudecode", "gunzip", "zcat"}, "*") | 
     "xxd": "-r -d", "openssl": "-r -d", "gzip": "-r -d"}
 
 
-def dangerous_reason(command: str, protected=lambda target: None) -> str | None:
-    """Why `command` always asks, or None; `protected(target)`: why a write does."""
+def dangerous_reason(command: str, protected=lambda target: None,
+                     cwd: Path | None = None) -> str | None:
+    """Why `command`, run in `cwd`, always asks, or None; `protected(path)`: why a
+    write to that path (absolute, or from the workspace if cwd is None) does."""
     try:
         script = parse_command(command)
     except Unanalysable as e:
         return f"the command cannot be checked: {e}"
     runs = all_runs(script)
-    if reason := next(filter(None, (command_danger(c, protected) for c in runs)), None):
+    if reason := next(filter(None, (command_danger(c, protected, cwd) for c in runs)),
+                      None):
         return reason
     for pipeline in script.pipelines:  # `curl ... | sh`, `base64 -d x | bash`
         for i, cmd in enumerate(pipeline[1:], start=1):
@@ -905,7 +909,7 @@ def dangerous_reason(command: str, protected=lambda target: None) -> str | None:
     return None
 
 
-def command_danger(cmd: Command, protected) -> str | None:
+def command_danger(cmd: Command, protected, cwd: Path | None) -> str | None:
     """The table, and the generic checks, on one command that bash runs."""
     if cmd.opaque:
         return cmd.opaque
@@ -924,7 +928,7 @@ def command_danger(cmd: Command, protected) -> str | None:
     if prog in ("rm", "rmdir", "unlink", "shred", "srm", "mv") or recursive and (
             prog in ("chmod", "chown", "chgrp", "rsync")):
         for w in targets:
-            if what := critical_target(w):
+            if what := critical_target(w, cwd):
                 return f"{prog} {w.text!r} deletes or changes {what}"
     if prog == "find":  # `find / -exec ls {} +`; `find . -name x -delete`: any filter
         acts = {*args} & {"-delete", "-exec", "-execdir", "-ok", "-okdir"}
@@ -933,7 +937,8 @@ def command_danger(cmd: Command, protected) -> str | None:
         filtered = {*args} & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
                               "-mtime", "-mmin", "-size", "-empty", "-perm", "-type"}
         starts = [w for w in cmd.words[1:2] if not w.text.startswith(("-", "(", "!"))]
-        what = critical_target(starts[0] if starts else Word(".", ".", True, False))
+        start = starts[0] if starts else Word(".", ".", True, False)
+        what = critical_target(start, cwd)
         if what and (deletes or acts and not (filtered and what == "the workspace")):
             return f"find {' '.join(sorted(acts))} in {what}" + (
                 ": it deletes whatever its filters match, and a filter can always be "
@@ -944,23 +949,25 @@ def command_danger(cmd: Command, protected) -> str | None:
         else [t.text for t in targets[1:]] if prog in ("sed", "perl") and any(
             a.startswith(("-i", "--in-place")) for a in args)
         else [a[3:] for a in args if a.startswith("of=")] if prog == "dd" else [])
-    return next(filter(None, map(protected, writes)), None)
+    return next(filter(None, (protected(os.path.join(cwd or "", os.path.expanduser(w)))
+                              for w in writes)), None)
 
 
-def critical_target(word: Word) -> str:
-    """If this path is the root, home, the workspace, one of their parents, a system
-    directory, or everything in one (`/*`, `~/*`, `*`): which one. Else ""."""
+def critical_target(word: Word, cwd: Path | None = None) -> str:
+    """If this path (from `cwd`) is the root, home, the workspace, one of their parents,
+    a system directory, or everything in one (`/*`, `~/*`, `*`): which one. Else ""."""
     workspace, home = Path.cwd().resolve(), Path.home().resolve()
+    here = Path(cwd or workspace).resolve()
     critical = {Path("/"), home, workspace, *workspace.parents, *home.parents} | {
         Path("/", d) for d in "bin boot dev etc home lib lib64 opt proc root sbin srv "
                               "sys usr var".split()}
     for spelling in (word.text, word.empty):  # "$UNSET/*" is "/*" when UNSET is empty
         value = re.sub(r"\$\{?HOME\}?", str(home),
-                       re.sub(r"\$\{?PWD\}?", str(workspace), spelling))
+                       re.sub(r"\$\{?PWD\}?", str(here), spelling))
         if not value or "$" in value:
             continue
         value = re.sub(r"^\.?\*$", ".", re.sub(r"(/\.?\*|/)+$", "", value)) or "/"
-        full = Path(os.path.normpath(workspace / value))  # "x/*" empties x, "*" the .
+        full = Path(os.path.normpath(here / value))  # "x/*" empties x, "*" the .
         for hit in {full, full.resolve()} & critical:
             name = ("the root" if hit == Path("/") else "your home" if hit == home
                     else "the workspace" if hit == workspace else str(hit))

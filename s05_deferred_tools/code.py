@@ -72,7 +72,6 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pathspec
-import yaml
 from markdownify import markdownify
 
 if __package__:  # imported as a package (the tests import s03_permissions.code)
@@ -87,6 +86,7 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                         shell_path_rule, shell_rule_applies, url_host)
     from .mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                              read_config)
+    from .skills import SkillError, parse_skill_md
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command,
                              shell_effects, unwrapped, within_budget)
@@ -99,6 +99,7 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                        shell_path_rule, shell_rule_applies, url_host)
     from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                             read_config)
+    from skills import SkillError, parse_skill_md
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s05"
@@ -875,11 +876,11 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
           "timeout": (int, "Milliseconds before it is killed."),
           "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
          ["command"], names=("Bash",),
-         is_read_only=lambda i: is_read_only_command(i["command"])
-         and not unsandboxed(i),
+         is_read_only=lambda i: is_read_only_command(i["command"], shell_dir())
+         and not unsandboxed(i),  # the shell's folder: where its relative paths point
          is_destructive=lambda i: ("it asks to run outside the sandbox"
-                                   if unsandboxed(i) else
-                                   dangerous_reason(i["command"], protected_write)))
+                                   if unsandboxed(i) else dangerous_reason(
+                                       i["command"], protected_write, shell_dir())))
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
          {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
@@ -988,7 +989,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | Non
     runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
-        return shell_path_rule(name, content, tool_input["command"])
+        return shell_path_rule(name, content, tool_input["command"], shell_dir())
     server = name.removesuffix("__*") + "__"  # s05: `mcp__server`: its every tool
     if name != tool and name not in tool_meta(tool)["names"] and not (
             name.startswith("mcp__") and tool.startswith(server)):
@@ -1045,16 +1046,15 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
     """What runs `command` (as the text `run`, if given), for as long as it runs: bash
     inside the sandbox, where the shell stands, or bash alone if the user let it out
     or no sandbox can start (an error if sandbox.failIfUnavailable is set)."""
-    run = run or command
     settings = sandbox_settings(SETTINGS_FILES)
     missing = sandbox_missing(settings)
     if missing and settings["enabled"] and settings["failIfUnavailable"]:
         raise ToolError(f"no sandbox ({missing}) and sandbox.failIfUnavailable is set")
     if missing or unsandboxed and settings["allowUnsandboxedCommands"]:
-        yield ["bash", "-c", run]
+        yield ["bash", "-c", run or command]
         return
     workspace, files = Path.cwd().resolve(), settings["filesystem"]
-    writes = not is_read_only_command(command)
+    writes = not is_read_only_command(command, shell_dir())
     programs = agent_programs() if writes else []  # in the workspace: read-only
     try:  # sandbox.py finds the paths; fail closed if it cannot (nothing runs)
         denied, named = walk_workspace(
@@ -1070,7 +1070,7 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
               *(resolve_path(p) for p in files.get("denyRead", []))]
     read_only = [*protected, *(resolve_path(p) for p in files.get("denyWrite", []))]
     with placeholders(protected):
-        yield argv_for(run, writable if writes else [], read_only, hidden,
+        yield argv_for(run or command, writable if writes else [], read_only, hidden,
                        workspace, shell_dir())
 
 
@@ -1116,7 +1116,8 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     # 1. deny rules, in every mode; first match wins, specificity does not matter.
     if rule := first_rule(rules.get("deny", []), tool, tool_input):
         return "deny", f"deny rule {rule}", "rule"
-    if tool == "run_shell" and (hidden := denied_inside(tool_input["command"], rules)):
+    if tool == "run_shell" and (hidden := denied_inside(tool_input["command"], rules,
+                                                        shell_dir())):
         return "ask", hidden, "rule"  # `grep -r x .` would read a file a rule denies
     # 2. plan mode: nothing but read-only calls, whatever the allow rules say.
     if mode == "plan" and not read_only:
@@ -1158,7 +1159,7 @@ def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, 
     """A command line runs unasked only if every command in it is read-only or
     allowed by a Bash rule, and every redirection writes where an Edit rule or
     acceptEdits lets it."""
-    effects, used = shell_effects(tool_input["command"]), []
+    effects, used = shell_effects(tool_input["command"], shell_dir()), []
     if not effects.parts:
         return "ask", f"{mode} mode: {effects.problem}", "mode"
     for cmd, problem in effects.parts:
@@ -1400,10 +1401,6 @@ def ask_plan_approval() -> tuple[bool, str]:
 SKILLS_DIR = ".claude/skills"  # in the workspace: one folder per skill, with a SKILL.md
 
 
-class SkillError(Exception):
-    """A SKILL.md that cannot be loaded; the message says why."""
-
-
 def find_skills() -> tuple[dict, list[str]]:
     """({name: {"name", "description", "body", "folder", ...}}, [errors]) for each
     .claude/skills/*/SKILL.md; a broken skill is one error, the others still load."""
@@ -1435,27 +1432,6 @@ def readable(path: Path) -> bool:
     real, patterns = resolve_path(str(path)), read_deny_patterns(load_settings())
     return is_inside(real) and not any(read_denied(patterns, str(p))
                                        for p in (path, real))
-
-
-def parse_skill_md(text: str) -> tuple[dict, str]:
-    """Split a SKILL.md into its YAML front matter (a dict) and its Markdown body."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines[0].strip() != "---":
-        raise SkillError("no front matter: the file must start with a line '---'")
-    end = next((i for i, line in enumerate(lines[1:], 1)
-                if line.rstrip() in ("---", "...")), None)
-    if end is None:
-        raise SkillError("the front matter has no closing '---' line")
-    try:  # safe_load: plain data only, never a Python object
-        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError as e:  # e.g. "could not find expected ':' (line 3)"
-        where = getattr(e, "problem_mark", None)
-        raise SkillError("the front matter is not valid YAML: "
-                         f"{getattr(e, 'problem', e)}"
-                         + (f" (line {where.line + 2})" if where else ""))
-    if not isinstance(meta, dict):
-        raise SkillError("the front matter is not a mapping of keys to values")
-    return meta, "\n".join(lines[end + 1:]).strip("\n")
 
 
 def skill(name: str, args: str = "") -> str:
@@ -1769,7 +1745,7 @@ def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
                 for k, v in tool_input.items()}
     return {"session_id": SESSION["session_id"],
             "transcript_path": "",  # we keep no transcript file
-            "cwd": str(Path.cwd()), "permission_mode": current_mode(load_settings()),
+            "cwd": str(shell_dir()), "permission_mode": current_mode(load_settings()),
             "hook_event_name": event, "tool_name": claude_code_name(tool_name),
             "tool_input": absolute, "tool_use_id": tool_use_id, **extra}
 

@@ -31,18 +31,18 @@ LOCK = threading.Lock()  # two starts in one batch take two ids; a stop and an e
 
 
 def start_task(tasks: dict, command: str, folder: str, confined, *, output, env: dict,
-          wait) -> str:
-    """Start `command` and return its task id once it runs (its output in
-    folder/<id>.output); raise what kept it from starting. `confined`: a context
-    manager, not yet entered, that yields the argv (code.py's confine()); output(name):
-    a new file's descriptor; wait(proc, file): returns when the command has ended."""
+               wait, cwd) -> str:
+    """Start `command` in the folder `cwd` and return its task id once it runs (its
+    output in folder/<id>.output); raise what kept it from starting. `confined`: a
+    context manager, not yet entered, that yields the argv (code.py's confine());
+    output(name): a new file's descriptor; wait(proc, file): returns when it ended."""
     with LOCK:
         task_id = f"bash_{len(tasks) + 1}"
         task = tasks[task_id] = {
             "command": command, "status": "starting", "told": False, "how": "",
             "file": f"{folder}/{task_id}.output", "started": threading.Event()}
     task["thread"] = threading.Thread(
-        target=watch, args=(task, confined, output, env, wait), daemon=True)
+        target=watch, args=(task, confined, output, env, wait, cwd), daemon=True)
     task["thread"].start()
     if task["started"].wait() and task["status"] == "starting":
         del tasks[task_id]
@@ -50,7 +50,7 @@ def start_task(tasks: dict, command: str, folder: str, confined, *, output, env:
     return task_id
 
 
-def watch(task: dict, confined, output, env: dict, wait) -> None:
+def watch(task: dict, confined, output, env: dict, wait, cwd) -> None:
     """The command's whole life, in its own thread: open its output file, enter the
     sandbox, start it, wait (no time limit), record how it ended."""
     try:
@@ -58,7 +58,7 @@ def watch(task: dict, confined, output, env: dict, wait) -> None:
               confined as argv):
             task["proc"] = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                env=env, start_new_session=True)  # its own group: stop_task() kills all
+                env=env, cwd=cwd, start_new_session=True)  # stop_task() kills its group
             task["status"] = "running"
             task["started"].set()
             wait(task["proc"], out)

@@ -28,16 +28,15 @@ Reading map (search for "s06 ·" to find what is new):
     s06 · background commands: started now, heard of later
     s06 · subagents
     s06 · registration: the agent tool
-  Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell and skill
-    say whether a call may run beside others; `agent_loop` streams the reply and
-    hands its calls to a ToolRunner; `run_shell` and `run_hook` record their
-    processes in the session (`new_session` has room for them), so Ctrl-C can kill
-    them from the main thread; `check_permission` asks under the terminal lock, one
-    question at a time; `show_call`, `show_result`, `show_decision`, `show_usage`
-    and `show_hook_line` print whole lines through say(); `run_task` prints only what
-    was not streamed already; `parse_args` describes this chapter. `run_shell` (and
-    its registration) takes run_in_background, `agent_loop` tells of tasks that
-    ended, `new_session` keeps them, `reset_session`, `repl` and `main` stop them.
+  Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell (a `cd`
+    runs alone) and skill say whether a call may run beside others; `agent_loop`
+    streams the reply to a ToolRunner and tells of background tasks that ended;
+    `run_shell` and `run_hook` record their processes in the session, so Ctrl-C kills
+    them from the main thread; `check_permission` asks under the terminal lock;
+    `show_call`, `show_result`, `show_decision`, `show_usage` and `show_hook_line`
+    print whole lines through say(); `run_task` prints what was not streamed;
+    `parse_args` names this chapter; `run_shell` takes run_in_background;
+    `new_session` keeps processes and tasks; `reset_session`, `repl`, `main` stop them.
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
   Left for later: nothing; this is the last chapter.
@@ -75,11 +74,10 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pathspec
-import yaml
 from markdownify import markdownify
 
 if __package__:  # imported as a package (the tests import s03_permissions.code)
-    from .bash_safety import (dangerous_reason, is_read_only_command,
+    from .bash_safety import (dangerous_reason, is_read_only_command, program,
                               shell_effects, unwrapped, within_budget)
     from .sandbox import (SandboxError, argv_for, end_group, home_problem,
                           placeholders, protected_paths, sandbox_missing,
@@ -90,9 +88,10 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                         shell_path_rule, shell_rule_applies, url_host)
     from .mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                              read_config)
+    from .skills import SkillError, parse_skill_md
     from .background import start_task, stop_all, stop_task, tell_ended
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
-    from bash_safety import (dangerous_reason, is_read_only_command,
+    from bash_safety import (dangerous_reason, is_read_only_command, program,
                              shell_effects, unwrapped, within_budget)
     from sandbox import (SandboxError, argv_for, end_group, home_problem,
                          placeholders, protected_paths, sandbox_missing,
@@ -103,6 +102,7 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                        shell_path_rule, shell_rule_applies, url_host)
     from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                             read_config)
+    from skills import SkillError, parse_skill_md
     from background import start_task, stop_all, stop_task, tell_ended
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -892,12 +892,13 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
           "run_in_background": (bool, ("Return at once with a task id and an output "
                                  "file; you are told when it ends (s06)."))},
          ["command"], names=("Bash",),
-         is_read_only=lambda i: is_read_only_command(i["command"])
-         and not unsandboxed(i),
+         is_read_only=lambda i: is_read_only_command(i["command"], shell_dir())
+         and not unsandboxed(i),  # the shell's folder: where its relative paths point
          is_destructive=lambda i: ("it asks to run outside the sandbox"
-                                   if unsandboxed(i) else
-                                   dangerous_reason(i["command"], protected_write)),
-         is_concurrency_safe=lambda i: is_read_only_command(i["command"]))
+                                   if unsandboxed(i) else dangerous_reason(
+                                       i["command"], protected_write, shell_dir())),
+         is_concurrency_safe=lambda i: is_read_only_command(i["command"], shell_dir())
+         and stays_put(i["command"]))  # s06: a `cd` moves where the next call starts
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
          {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
@@ -1007,7 +1008,7 @@ def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | Non
     runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
-        return shell_path_rule(name, content, tool_input["command"])
+        return shell_path_rule(name, content, tool_input["command"], shell_dir())
     server = name.removesuffix("__*") + "__"  # s05: `mcp__server`: its every tool
     if name != tool and name not in tool_meta(tool)["names"] and not (
             name.startswith("mcp__") and tool.startswith(server)):
@@ -1064,16 +1065,15 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
     """What runs `command` (as the text `run`, if given), for as long as it runs: bash
     inside the sandbox, where the shell stands, or bash alone if the user let it out
     or no sandbox can start (an error if sandbox.failIfUnavailable is set)."""
-    run = run or command
     settings = sandbox_settings(SETTINGS_FILES)
     missing = sandbox_missing(settings)
     if missing and settings["enabled"] and settings["failIfUnavailable"]:
         raise ToolError(f"no sandbox ({missing}) and sandbox.failIfUnavailable is set")
     if missing or unsandboxed and settings["allowUnsandboxedCommands"]:
-        yield ["bash", "-c", run]
+        yield ["bash", "-c", run or command]
         return
     workspace, files = Path.cwd().resolve(), settings["filesystem"]
-    writes = not is_read_only_command(command)
+    writes = not is_read_only_command(command, shell_dir())
     programs = agent_programs() if writes else []  # in the workspace: read-only
     try:  # sandbox.py finds the paths; fail closed if it cannot (nothing runs)
         denied, named = walk_workspace(
@@ -1089,7 +1089,7 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
               *(resolve_path(p) for p in files.get("denyRead", []))]
     read_only = [*protected, *(resolve_path(p) for p in files.get("denyWrite", []))]
     with placeholders(protected):
-        yield argv_for(run, writable if writes else [], read_only, hidden,
+        yield argv_for(run or command, writable if writes else [], read_only, hidden,
                        workspace, shell_dir())
 
 
@@ -1135,7 +1135,8 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     # 1. deny rules, in every mode; first match wins, specificity does not matter.
     if rule := first_rule(rules.get("deny", []), tool, tool_input):
         return "deny", f"deny rule {rule}", "rule"
-    if tool == "run_shell" and (hidden := denied_inside(tool_input["command"], rules)):
+    if tool == "run_shell" and (hidden := denied_inside(tool_input["command"], rules,
+                                                        shell_dir())):
         return "ask", hidden, "rule"  # `grep -r x .` would read a file a rule denies
     # 2. plan mode: nothing but read-only calls, whatever the allow rules say.
     if mode == "plan" and not read_only:
@@ -1177,7 +1178,7 @@ def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, 
     """A command line runs unasked only if every command in it is read-only or
     allowed by a Bash rule, and every redirection writes where an Edit rule or
     acceptEdits lets it."""
-    effects, used = shell_effects(tool_input["command"]), []
+    effects, used = shell_effects(tool_input["command"], shell_dir()), []
     if not effects.parts:
         return "ask", f"{mode} mode: {effects.problem}", "mode"
     for cmd, problem in effects.parts:
@@ -1453,10 +1454,6 @@ def ask_plan_approval() -> tuple[bool, str]:
 SKILLS_DIR = ".claude/skills"  # in the workspace: one folder per skill, with a SKILL.md
 
 
-class SkillError(Exception):
-    """A SKILL.md that cannot be loaded; the message says why."""
-
-
 def find_skills() -> tuple[dict, list[str]]:
     """({name: {"name", "description", "body", "folder", ...}}, [errors]) for each
     .claude/skills/*/SKILL.md; a broken skill is one error, the others still load."""
@@ -1488,27 +1485,6 @@ def readable(path: Path) -> bool:
     real, patterns = resolve_path(str(path)), read_deny_patterns(load_settings())
     return is_inside(real) and not any(read_denied(patterns, str(p))
                                        for p in (path, real))
-
-
-def parse_skill_md(text: str) -> tuple[dict, str]:
-    """Split a SKILL.md into its YAML front matter (a dict) and its Markdown body."""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines[0].strip() != "---":
-        raise SkillError("no front matter: the file must start with a line '---'")
-    end = next((i for i, line in enumerate(lines[1:], 1)
-                if line.rstrip() in ("---", "...")), None)
-    if end is None:
-        raise SkillError("the front matter has no closing '---' line")
-    try:  # safe_load: plain data only, never a Python object
-        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
-    except yaml.YAMLError as e:  # e.g. "could not find expected ':' (line 3)"
-        where = getattr(e, "problem_mark", None)
-        raise SkillError("the front matter is not valid YAML: "
-                         f"{getattr(e, 'problem', e)}"
-                         + (f" (line {where.line + 2})" if where else ""))
-    if not isinstance(meta, dict):
-        raise SkillError("the front matter is not a mapping of keys to values")
-    return meta, "\n".join(lines[end + 1:]).strip("\n")
 
 
 def skill(name: str, args: str = "") -> str:
@@ -1825,7 +1801,7 @@ def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
                 for k, v in tool_input.items()}
     return {"session_id": SESSION["session_id"],
             "transcript_path": "",  # we keep no transcript file
-            "cwd": str(Path.cwd()), "permission_mode": current_mode(load_settings()),
+            "cwd": str(shell_dir()), "permission_mode": current_mode(load_settings()),
             "hook_event_name": event, "tool_name": claude_code_name(tool_name),
             "tool_input": absolute, "tool_use_id": tool_use_id, **extra}
 
@@ -2332,6 +2308,11 @@ def is_concurrency_safe(tool_name: str, tool_input) -> bool:
         tool_meta(tool_name), question, tool_input, False) is True
 
 
+def stays_put(command: str) -> bool:
+    """It leaves the shell where it is (no `cd`), so it may run beside other calls."""
+    return all(program(c) != "cd" for c, _ in shell_effects(command).parts)
+
+
 def partition_tool_calls(blocks: list) -> list[list]:
     """Cut the calls, in their order, into consecutive batches: a run of safe calls is
     one batch, every other call is a batch of its own. Never reorders:
@@ -2514,15 +2495,14 @@ def stream_reply(client, model: str, system: str, messages: list, tools: list,
 
 # === s06 · background commands: started now, heard of later ===
 # A dev server never ends; a long build need not hold up the model. It starts under
-# the same decision and sandbox as any other (batching is unchanged: it starts beside
-# others if it only reads). background.py keeps it running, stops it, words the news.
+# the same decision, sandbox and batching as any other; background.py does the rest.
 def start_in_background(command: str, unsandboxed: bool = False) -> str:
     """Start `command`, confined and bounded as in the foreground, and return at once:
     its task id and output file (stdout and stderr); or why it could not start."""
-    task_id = start_task(
+    task_id = start_task(  # it starts where the shell stands; its `cd` stays its own
         SESSION["tasks"], command, RESULTS_DIR, confine(command, unsandboxed),
         output=create_result_file, env={**os.environ, **NON_INTERACTIVE_ENV},
-        wait=lambda proc, out: wait_for(proc, float("inf"), out))
+        wait=lambda proc, out: wait_for(proc, float("inf"), out), cwd=shell_dir())
     return (f"Command running in background with ID: {task_id}. Output is being "
             f"written to: {RESULTS_DIR}/{task_id}.output. You will be told when it "
             "ends.")
@@ -2609,8 +2589,7 @@ def agent(description: str, prompt: str, tools: list | None = None) -> str:
 
     answer = contextvars.copy_context().run(run)
     if messages[-1]["role"] != "assistant":  # the turn limit, or Ctrl-C
-        raise ToolError(f"subagent '{description}' ended without a final answer: "
-                        f"{answer}")
+        raise ToolError(f"subagent '{description}' ended without a final answer: {answer}")
     return answer.strip() or "(the subagent finished without a final text)"
 
 
