@@ -2589,7 +2589,7 @@ def agent(description: str, prompt: str, tools: list | None = None) -> str:
 
     answer = contextvars.copy_context().run(run)
     if messages[-1]["role"] != "assistant":  # the turn limit, or Ctrl-C
-        raise ToolError(f"subagent '{description}' ended without a final answer: {answer}")
+        raise ToolError(f"subagent '{description}' gave no final answer: {answer}")
     return answer.strip() or "(the subagent finished without a final text)"
 
 

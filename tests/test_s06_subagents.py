@@ -115,7 +115,7 @@ def test_subagent_turn_limit_is_a_clear_error(mod, server, client, monkeypatch):
     assert final == "gave up"
     result = sent_tool_results(server.requests[-1])[0]
     assert result["is_error"]
-    assert "looper" in result_text(result) and "without a final answer" in result_text(result)
+    assert "looper" in result_text(result) and "gave no final answer" in result_text(result)
 
 
 def test_subagent_calls_pass_the_permission_gate(mod, server, client, workspace):
