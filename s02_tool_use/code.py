@@ -711,8 +711,7 @@ def register(handler, description: str, fields: dict, required: tuple = ()) -> N
     TOOL_HANDLERS[tool["name"]], TOOL_BY_NAME[tool["name"]] = handler, tool
 
 
-PATH = (str, "A path inside the workspace; relative paths start at its root, not "
-                 "where the shell stands.")
+PATH = (str, "A path inside the workspace; relative paths start at its root.")
 register(run_shell, "Run a shell command where the last one ended (a `cd` sticks, "
          "inside the workspace); returns stdout, stderr and the exit code "
          "(non-zero: an error, but exit 1 of grep, diff or test answers). Stdin is "

@@ -818,8 +818,7 @@ def register(handler, description: str, fields: dict, required: tuple = (),
     TOOL_META[tool["name"]] = meta
 
 
-PATH = (str, "A path inside the workspace; relative paths start at its root, not "
-                 "where the shell stands.")
+PATH = (str, "A path inside the workspace; relative paths start at its root.")
 SANDBOX_OFF = ("Run outside the sandbox (network, writes outside the workspace). Only "
                "when a command failed in it; the user is always asked.")  # s03
 READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}  # s03
@@ -1063,8 +1062,7 @@ def decide_permission(tool_name: str, tool_input: dict, mode: str,
 @within_budget  # past DECISION_SECONDS every check is Unanalysable: it asks
 def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     """The gate, in order; the first step to decide wins: (decision, reason, source)."""
-    meta = tool_meta(tool_name)
-    tool = meta["tool"]
+    tool = (meta := tool_meta(tool_name))["tool"]
     if mode not in PERMISSION_MODES:
         return "deny", f"unknown permission mode {mode!r}", "mode"
     read_only = ask_meta(meta, "is_read_only", tool_input, False)

@@ -4,12 +4,15 @@ As Claude Code's Bash tool: `cd sub` in one call, `pwd` in the next prints sub; 
 directory outside the workspace is not kept, and the result says so.
 """
 
+import json
 import os
+import time
+from pathlib import Path
 
 import pytest
 
 from conftest import (chapter_params, load_chapter, result_text, run_agent,
-                      sent_tool_results, write_settings)
+                      sent_tool_results, tool_use_block, write_settings)
 from offline.server import reply, tool_use
 
 
@@ -96,3 +99,123 @@ def test_a_deleted_directory_sends_the_shell_home(mod, server, client, workspace
     shell_calls(server, "cd sub", "rmdir ../sub", "pwd")
     run_agent(mod, client, "go")
     assert result_text(results(server)[2]).splitlines()[0] == str(workspace.resolve())
+
+
+# --- the file tools keep to the workspace's root (s02 on) ------------------------------
+
+
+@pytest.mark.parametrize("chapter", chapter_params("s02"))
+def test_file_tools_start_at_the_workspace_root_after_a_cd(chapter, server, client,
+                                                          workspace):
+    """`cd sub`, then write_file("w.txt"): w.txt lands at the root, where the file
+    tools' relative paths start (their descriptions say so); the shell stays in sub."""
+    mod = load_chapter(chapter)
+    write_settings(workspace, {"allow": ["Bash"], "defaultMode": "acceptEdits"})
+    (workspace / "sub").mkdir()
+    server.add(reply(tool_use("run_shell", {"command": "cd sub"})),
+               reply(tool_use("write_file", {"file_path": "w.txt", "content": "x\n"})),
+               reply(tool_use("run_shell", {"command": "pwd"})), reply("done"))
+    run_agent(mod, client, "go")
+    assert (workspace / "w.txt").read_text() == "x\n"
+    assert not (workspace / "sub" / "w.txt").exists()
+    assert result_text(results(server)[2]).splitlines()[0].endswith("/sub")
+
+
+# --- the gate reads a command from the shell's folder (s03 on) -------------------------
+
+
+@pytest.mark.parametrize("chapter", chapter_params("s03"))
+def test_a_write_after_cd_is_judged_where_it_lands(chapter, server, client, workspace):
+    """acceptEdits lets writes in the workspace run unasked, but never to git's config:
+    after `cd .git`, `echo x > config` writes .git/config, and the gate sees that (it
+    asks, and no one answers); the file is unchanged, by the gate and by the sandbox."""
+    mod = load_chapter(chapter)
+    write_settings(workspace, {"defaultMode": "acceptEdits"})
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text("[core]\n")
+    server.add(reply(tool_use("run_shell", {"command": "cd .git"})),
+               reply(tool_use("run_shell", {"command": "echo x > config"})),
+               reply("done"))
+    run_agent(mod, client, "go")
+    second = results(server)[1]
+    assert second["is_error"] and "git's config" in result_text(second)
+    assert (workspace / ".git" / "config").read_text() == "[core]\n"
+
+
+@pytest.mark.parametrize("chapter", chapter_params("s03"))
+def test_a_read_after_cd_runs_unasked(chapter, server, client, workspace):
+    """Default mode: after `cd sub`, `cat ../a.txt` reads a file of the workspace, so it
+    runs unasked, as `cat a.txt` would from the root; `cat ../../x` leaves it, and asks
+    (no one answers here: it is not run)."""
+    mod = load_chapter(chapter)
+    (workspace / "sub").mkdir()
+    (workspace / "a.txt").write_text("inside\n")
+    (workspace.parent / "x").write_text("outside\n")
+    shell_calls(server, "cd sub", "cat ../a.txt", "cat ../../x")
+    run_agent(mod, client, "go")
+    first, second, third = results(server)
+    assert not second["is_error"] and "inside" in result_text(second)
+    assert third["is_error"] and "outside" not in result_text(third)
+
+
+@pytest.mark.parametrize("chapter", chapter_params("s04"))
+def test_a_hook_is_told_where_the_shell_stands(chapter, server, client, workspace):
+    """A PreToolUse hook's input `cwd` is the shell's folder after a `cd`, as Claude
+    Code's; the hook itself still runs at the workspace's root."""
+    mod = load_chapter(chapter)
+    (workspace / "sub").mkdir()
+    (workspace / ".claude").mkdir(exist_ok=True)
+    (workspace / ".claude" / "settings.json").write_text(json.dumps({
+        "permissions": {"allow": ["Bash"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [{
+            "type": "command", "command": "cat >> hook-inputs.jsonl; echo >> hook-inputs.jsonl"}]}]}}))
+    shell_calls(server, "cd sub", "true")
+    run_agent(mod, client, "go")
+    inputs = [json.loads(line) for line in
+              (workspace / "hook-inputs.jsonl").read_text().splitlines() if line]
+    assert [Path(i["cwd"]) for i in inputs] == [workspace.resolve(),
+                                              (workspace / "sub").resolve()]
+
+
+# --- s06: a cd runs alone, a background command starts where the shell stands ----------
+
+
+def test_a_cd_never_runs_beside_the_next_call():
+    """Two read-only calls in one reply may run together, unless one moves the shell:
+    `cd sub` then `ls` are two batches, so ls lists sub."""
+    mod = load_chapter("s06_concurrency")
+    calls = [tool_use_block("run_shell", id=f"t{n}", command=c)
+             for n, c in enumerate(["ls", "cd sub", "ls", "cat a.txt"])]
+    assert [[b.id for b in batch] for batch in mod.partition_tool_calls(calls)] == [
+        ["t0"], ["t1"], ["t2", "t3"]]
+
+
+def test_one_reply_cd_then_pwd_prints_the_subfolder(server, client, workspace):
+    """s06 runs safe calls in parallel: `cd sub` and `pwd` in the same reply still run
+    one after the other, and pwd prints sub."""
+    mod = load_chapter("s06_concurrency")
+    write_settings(workspace, {"allow": ["Bash"]})
+    (workspace / "sub").mkdir()
+    server.add(reply(tool_use("run_shell", {"command": "cd sub"}),
+                     tool_use("run_shell", {"command": "pwd"})), reply("done"))
+    run_agent(mod, client, "go")
+    pwd = sent_tool_results(server.requests[-1])[1]
+    assert result_text(pwd).splitlines()[0] == str((workspace / "sub").resolve())
+
+
+def test_a_background_command_starts_where_the_shell_stands(server, client, workspace):
+    """After `cd sub`, a background `pwd > here.txt` writes sub/here.txt."""
+    mod = load_chapter("s06_concurrency")
+    write_settings(workspace, {"allow": ["Bash"]})
+    (workspace / "sub").mkdir()
+    server.add(reply(tool_use("run_shell", {"command": "cd sub"})),
+               reply(tool_use("run_shell", {"command": "pwd -P > here.txt",
+                                            "run_in_background": True})),
+               reply("done"))
+    run_agent(mod, client, "go")
+    deadline = time.monotonic() + 30
+    while not (workspace / "sub" / "here.txt").is_file() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    mod.stop_all(mod.SESSION["tasks"], mod.kill_group)
+    assert (workspace / "sub" / "here.txt").read_text().strip() == str(
+        (workspace / "sub").resolve())

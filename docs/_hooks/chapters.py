@@ -146,8 +146,9 @@ def code_list(names) -> str:
 # (388 -> 391). Issue 30 (commands in the background: run_in_background, task_stop,
 # the <task-notification>) allows s06 what it added before plus 100: 488 + 3 = 491.
 # With the mechanics in background.py (starting in the waiting thread, stopping a
-# group, the notification's text), s06 adds 443: s06 443, a ratchet.
-LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 410, "s05": 550, "s06": 443}
+# group, the notification's text), s06 adds 443: s06 443, a ratchet. Issue 30's
+# working directory that sticks (a cd runs alone: stays_put): s06 447.
+LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 410, "s05": 550, "s06": 447}
 # s06 in all: issue 21 asked 2,500; issue 28 (the sandbox's walk and placeholders,
 # run_shell's output bound, escaped terminal output, regular files only, no link
 # followed when a result is saved) took it past; DESIGN.md allows 2,900. A ratchet.
@@ -162,13 +163,13 @@ S06_LINES_AT_MOST = 2900  # What a first reading skips
 # lives beside code.py with its own reading map: the classifier (bash_safety.py), the
 # sandbox's mechanics and settings (sandbox.py), the rules' syntax (rules.py), MCP's
 # talking (mcp_client.py), the background commands' mechanics (background.py).
-BASH_SAFETY_LINES = 1069   # bash_safety.py at most: 963, its size when it left code.py
+BASH_SAFETY_LINES = 1076   # bash_safety.py at most: 963, its size when it left code.py
 # (issue 21; the hardening of issues 21 and 22 was fitted back inside it), and 91 for
 # issue 28: git, grep, sed and builtin options that only read, as wide as Claude Code's
 # tables (mostly table rows), sed's [/] brackets and { } blocks, the comment that ends
 # in a backslash, and a find that deletes whatever its filters match.
 # +5: a NUL refused before parsing, and no walk into a tree with errors (tree-sitter
-# can crash in one).
+# can crash in one). +7 (issue 30): a command is read from the shell's folder (cwd).
 
 
 def diff_summary(prev: str, chapter: str, diff: str, root: Path = ROOT) -> str:
