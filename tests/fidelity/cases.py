@@ -51,6 +51,22 @@ def timed_out(text: str) -> bool:
     return "timed out" in text.lower() or "timeout" in text.lower()
 
 
+def shell_is_in(text: str) -> str:
+    """Where a result says the shell is: "reset" when it says the shell's directory
+    was reset (Claude Code: `Shell cwd was reset to <dir>`; the course adds why), else
+    the last folder of the last path printed on a line of its own (pwd's; "" if
+    none; the course's `[exit code: 0]` line aside)."""
+    if "cwd was reset to" in text.lower():
+        return "reset"
+    paths = [line for line in text.splitlines() if line.startswith("/")]
+    return paths[-1].rstrip("/").rsplit("/", 1)[-1] if paths else ""
+
+
+def which_a(text: str) -> str:
+    """Which a.txt a read showed: the workspace's ("top") or sub/'s ("inner")."""
+    return "inner" if "inner" in text else "top" if "top" in text else ""
+
+
 # --- file tools (s02) -----------------------------------------------------------------
 FILE_TOOLS = [
     Case("read a file", [("Read", {"file_path": "a.txt"})], {"a.txt": CAPITAL}),
@@ -117,9 +133,23 @@ FILE_TOOLS.append(Case(
      ("Edit", {"file_path": "a.txt", "old_string": "two", "new_string": "TWO"})],
     {"a.txt": CAPITAL}, mode="bypassPermissions", shell="real"))
 
+# After `cd sub` (issue 30: the shell's directory sticks): where do the file tools'
+# relative paths lead? Each call in its own message, as a model that waits for the cd.
+CD_SUB = ("Bash", {"command": "mkdir -p sub && cd sub"})
+FILE_TOOLS += [
+    Case("after cd sub, a relative path", [CD_SUB, ("Write", {"file_path": "w.txt",
+                                                              "content": "x\n"})]),
+    Case("after cd sub, read a relative path",
+         [CD_SUB, ("Read", {"file_path": "a.txt"})],
+         {"a.txt": "top\n", "sub/a.txt": "inner\n"}),
+]
+for case in FILE_TOOLS[-2:]:
+    case.mode, case.shell, case.apart = "bypassPermissions", "real", True
+
 FILE_PROBES = {"read 3,000 lines": last_line_shown, "list: 150 matches": paths_listed,
                "read with offset and limit": last_line_shown, "read a file": line_numbers,
-               "search: matches": grep_shows}
+               "search: matches": grep_shows,
+               "after cd sub, read a relative path": which_a}
 
 # --- run_shell (s01; compared from s02) ---------------------------------------------
 SHELL = [
@@ -139,11 +169,23 @@ SHELL = [
     Case("test -f of a missing file", [("Bash", {"command": "test -f missing"})]),
     Case("a failure before grep (a && grep)", [
         ("Bash", {"command": "cat missing && grep -n one a.txt"})], {"a.txt": CAPITAL}),
+    # the shell's directory sticks from one call to the next, but not outside the
+    # workspace (issue 30). Each call in its own message: Claude Code runs read-only
+    # calls of one message at once, so a `cd sub` and a `pwd` beside it race.
+    Case("cd sticks", [("Bash", {"command": "cd sub"}), ("Bash", {"command": "pwd"})],
+         {"sub/x.txt": ""}, apart=True),
+    Case("cd / is reset", [("Bash", {"command": "cd /"}), ("Bash", {"command": "pwd"})],
+         apart=True),
+    Case("cd .. from the workspace is reset", [
+        ("Bash", {"command": "cd .. && echo moved"}), ("Bash", {"command": "pwd"})],
+         apart=True),
 ]
 for case in SHELL:
     case.mode, case.shell = "bypassPermissions", "real"
 SHELL_PROBES = {"120,000 characters of output": keeps_tail,
-                "timeout 1000 (Claude Code: ms)": timed_out}
+                "timeout 1000 (Claude Code: ms)": timed_out, "cd sticks": shell_is_in,
+                "cd / is reset": shell_is_in,
+                "cd .. from the workspace is reset": shell_is_in}
 
 # --- permission rules and modes (s03), Claude Code's documented examples -------------
 BASH = "Bash"
@@ -336,6 +378,14 @@ HOOKS = [
 ]
 for case in HOOKS[-2:]:  # the command must really run, unasked
     case.mode, case.shell = "bypassPermissions", "real"
+# The `cwd` a hook is given after `cd sub`: the hook writes its last folder into the
+# workspace (`$0` is hooks/h.sh, beside ws/).
+HOOKS.append(Case(
+    "PreToolUse cwd after cd sub", [CD_SUB, ("Bash", {"command": "pwd"})],
+    settings=hook_settings("PreToolUse", "Bash", "h.sh"), mode="bypassPermissions",
+    shell="real", apart=True, hooks={"h.sh": (
+        "python3 -c 'import json, os, sys; print(os.path.basename(json.load("
+        "sys.stdin)[\"cwd\"]))' > \"$(dirname \"$0\")/../ws/hook-cwd.txt\"\n")}))
 
 HOOK_PROBES: dict = {}
 

@@ -2,7 +2,8 @@
 
 A case is a workspace (files, a .claude/settings.json, a permission mode) and a list
 of tool calls in Claude Code's names and fields. Both sides get the calls in ONE
-assistant message from a scripted Messages API server, and answer with tool_results;
+assistant message from a scripted Messages API server (or, with `apart`, one message
+per call, each sent after the last one's result), and answer with tool_results;
 from those, and from the workspace afterwards, each call gets an outcome:
 
     {"decision": "allowed" | "asked" | "denied", "error": bool, "text": str}
@@ -73,13 +74,15 @@ class Case:
     shell: str = "stub"              # "stub": verdicts only; "real": bash runs it
     hooks: dict = field(default_factory=dict)     # hook script name -> its text
     mcp: bool = False                # the stockroom server in .mcp.json, approved
+    apart: bool = False              # each call in its own message, after the last
 
     def key(self) -> str:
         spec = json.dumps([self.calls, {k: v if isinstance(v, str) else v.hex()
                                         for k, v in self.files.items()},
                            self.settings, self.mode, self.shell, self.hooks,
                            version(), stand_ins()]
-                          + [self.mcp, STOCKROOM.read_text()] * self.mcp, sort_keys=True)
+                          + [self.mcp, STOCKROOM.read_text()] * self.mcp
+                          + ["apart"] * self.apart, sort_keys=True)
         return hashlib.sha256(spec.encode()).hexdigest()[:24]
 
 
@@ -172,26 +175,36 @@ def text_of(block: dict) -> str:
 
 
 class OneMessage(ScriptedServer):
-    """Answers the request with tools by the case's calls, in one message, and the
-    request that carries their results with "done"; any other request (Claude Code
-    sends a few of its own) with "ok". Keeps the tool_results."""
+    """Answers the request with tools by the case's calls, in one message (or, for a
+    case with `apart`, one message per call, each after the last one's result), then
+    with "done"; any other request (Claude Code sends a few of its own) with "ok".
+    Keeps the tool_results. The turn is counted from the conversation, not from the
+    last message: Claude Code may end a request with a message of its own (a working
+    directory that changed) after the tool_results, and asks again after "done"."""
 
-    def __init__(self, blocks: list):
+    def __init__(self, turns: list):
         super().__init__()
-        self.blocks, self.results = blocks, None
+        self.turns, self.results = turns, None
 
     def next_turn(self, body: dict) -> dict:
         with self._lock:
             self.requests.append(body)
         if not body.get("tools"):
             return reply("ok")
-        last = body["messages"][-1]["content"]
-        results = [b for b in last if isinstance(b, dict)
-                   and b.get("type") == "tool_result"] if isinstance(last, list) else []
+        blocks = [b for m in body["messages"] if isinstance(m["content"], list)
+                  for b in m["content"] if isinstance(b, dict)]
+        results = [b for b in blocks if b.get("type") == "tool_result"]
         if results:
             self.results = results
-            return reply("done")
-        return reply(*self.blocks)
+        sent = sum(m["role"] == "assistant" and isinstance(m["content"], list)
+                   and any(b.get("type") == "tool_use" for b in m["content"])
+                   for m in body["messages"])
+        return reply(*self.turns[sent]) if sent < len(self.turns) else reply("done")
+
+
+def turns(case: Case, blocks: list) -> list:
+    """The assistant messages that carry a case's calls: one, or one per call."""
+    return [[b] for b in blocks] if case.apart else [blocks]
 
 
 # --- Claude Code -------------------------------------------------------------------
@@ -250,7 +263,7 @@ def _run_claude(case: Case, root: Path) -> dict:
     if as_nobody:
         subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
     blocks = [tool_use(name, dict(tool_input)) for name, tool_input in case.calls]
-    with OneMessage(blocks) as server:
+    with OneMessage(turns(case, blocks)) as server:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
                "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-fidelity",
                "SHELL": str(tools / "bin" / "bash") if case.shell == "stub"
@@ -376,7 +389,7 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
         mod.SESSION["mode"] = case.mode
     blocks = [tool_use(*course_input(name, tool_input))
               for name, tool_input in case.calls]
-    server = OneMessage(blocks)
+    server = OneMessage(turns(case, blocks))
     with server, open(os.devnull, "w") as quiet:
         client = anthropic.Anthropic(api_key="fidelity", base_url=server.url,
                                      max_retries=0)

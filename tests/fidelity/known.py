@@ -55,6 +55,16 @@ KNOWN = {
         "s03", "taught", "the mtime guard: Claude Code edits a file changed on disk "
         "since the Read when old_string still matches; s03 refuses and asks for a "
         "fresh Read (the model's picture of the file is stale)"),
+    "after cd sub, a relative path: Write w.txt": known(
+        "s02", "choice", "after `cd sub` Claude Code resolves a file tool's relative "
+        "path from the shell's directory (its 'primary working directory' moves, and "
+        "it tells the model so), so w.txt lands in sub/; the course's shell keeps its "
+        "directory too (issue 30), but the file tools resolve from the workspace root "
+        "whatever the shell did: a path means the same file in every call, and "
+        "nothing the model cannot see moves it"),
+    "after cd sub, read a relative path: Read a.txt": known(
+        "s02", "choice", "as for Write: Claude Code reads sub/a.txt, the course the "
+        "workspace's a.txt"),
     # --- run_shell (s01) ---
     "120,000 characters of output": known(
         "s02", "choice", "Claude Code keeps a preview of the head and saves output over "
@@ -161,6 +171,11 @@ for command in ("find . -name '*' -delete", "find . -type f -exec shred {} \\;")
 KNOWN["continue false"] = known(
     "s04", "safer", "Claude Code runs the tool, then honours the hook's "
     "{\"continue\": false}; s04 stops before the call, so nothing runs")
+KNOWN["PreToolUse cwd after cd sub: pwd"] = known(
+    "s04", "open", "Claude Code gives a hook the shell's directory as `cwd` (sub, "
+    "where the command runs; the hook runs there too); s04 gives the workspace, so a "
+    "hook that resolves a command's relative paths from `cwd` looks in the wrong "
+    "folder (issue 30: hooks not yet told where the shell is)")
 
 # --- MCP servers (s05) ---
 KNOWN["mcp: a read-only tool"] = known(
