@@ -139,7 +139,7 @@ IMPORTS_MODULE = re.compile(r"^if __package__:.*\n(?:[ \t].*\n)+else:.*\n(?:[ \t
 
 
 MODULES = ("bash_safety.py", "sandbox.py", "rules.py",  # what code.py imports from beside it
-           "mcp_client.py",  # (s05 on)
+           "mcp_client.py", "skills.py",  # (s05 on)
            "background.py")  # (s06)
 
 

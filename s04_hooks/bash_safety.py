@@ -885,8 +885,11 @@ def dangerous_reason(command: str, protected=lambda target: None,
     except Unanalysable as e:
         return f"the command cannot be checked: {e}"
     runs = all_runs(script)
-    if reason := next(filter(None, (command_danger(c, protected, cwd) for c in runs)),
-                      None):
+
+    def protected_here(target: str) -> str | None:  # a target, from where it runs
+        return protected(os.path.join(cwd or "", os.path.expanduser(target)))
+    if reason := next(filter(None, (command_danger(c, protected_here, cwd)
+                                    for c in runs)), None):
         return reason
     for pipeline in script.pipelines:  # `curl ... | sh`, `base64 -d x | bash`
         for i, cmd in enumerate(pipeline[1:], start=1):
@@ -937,8 +940,7 @@ def command_danger(cmd: Command, protected, cwd: Path | None) -> str | None:
         filtered = {*args} & {"-name", "-iname", "-path", "-ipath", "-regex", "-newer",
                               "-mtime", "-mmin", "-size", "-empty", "-perm", "-type"}
         starts = [w for w in cmd.words[1:2] if not w.text.startswith(("-", "(", "!"))]
-        start = starts[0] if starts else Word(".", ".", True, False)
-        what = critical_target(start, cwd)
+        what = critical_target((starts or [Word(".", ".", True, False)])[0], cwd)
         if what and (deletes or acts and not (filtered and what == "the workspace")):
             return f"find {' '.join(sorted(acts))} in {what}" + (
                 ": it deletes whatever its filters match, and a filter can always be "
@@ -949,8 +951,7 @@ def command_danger(cmd: Command, protected, cwd: Path | None) -> str | None:
         else [t.text for t in targets[1:]] if prog in ("sed", "perl") and any(
             a.startswith(("-i", "--in-place")) for a in args)
         else [a[3:] for a in args if a.startswith("of=")] if prog == "dd" else [])
-    return next(filter(None, (protected(os.path.join(cwd or "", os.path.expanduser(w)))
-                              for w in writes)), None)
+    return next(filter(None, map(protected, writes)), None)
 
 
 def critical_target(word: Word, cwd: Path | None = None) -> str:

@@ -204,9 +204,10 @@ def test_one_reply_cd_then_pwd_prints_the_subfolder(server, client, workspace):
 
 
 def test_a_background_command_starts_where_the_shell_stands(server, client, workspace):
-    """After `cd sub`, a background `pwd > here.txt` writes sub/here.txt."""
+    """After `cd sub`, a background `pwd -P > here.txt` writes sub/here.txt (an edit
+    there: acceptEdits lets it run)."""
     mod = load_chapter("s06_concurrency")
-    write_settings(workspace, {"allow": ["Bash"]})
+    write_settings(workspace, {"allow": ["Bash"], "defaultMode": "acceptEdits"})
     (workspace / "sub").mkdir()
     server.add(reply(tool_use("run_shell", {"command": "cd sub"})),
                reply(tool_use("run_shell", {"command": "pwd -P > here.txt",

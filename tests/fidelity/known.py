@@ -171,11 +171,6 @@ for command in ("find . -name '*' -delete", "find . -type f -exec shred {} \\;")
 KNOWN["continue false"] = known(
     "s04", "safer", "Claude Code runs the tool, then honours the hook's "
     "{\"continue\": false}; s04 stops before the call, so nothing runs")
-KNOWN["PreToolUse cwd after cd sub: pwd"] = known(
-    "s04", "open", "Claude Code gives a hook the shell's directory as `cwd` (sub, "
-    "where the command runs; the hook runs there too); s04 gives the workspace, so a "
-    "hook that resolves a command's relative paths from `cwd` looks in the wrong "
-    "folder (issue 30: hooks not yet told where the shell is)")
 
 # --- MCP servers (s05) ---
 KNOWN["mcp: a read-only tool"] = known(
