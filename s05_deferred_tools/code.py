@@ -13,8 +13,8 @@ disclosure, Claude Code's way of paying only for what is used:
 - plan mode as tools: `enter_plan_mode` switches to `plan`; `exit_plan_mode(plan)`
   shows the plan and asks the user: approved restores the previous mode.
 - skills: each `.claude/skills/*/SKILL.md` appears in the system prompt by name and
-  description only (its YAML front matter read by PyYAML); `skill(name)` loads its
-  instructions and names its folder.
+  description only (its YAML front matter read by PyYAML in skills.py); `skill(name)`
+  loads its instructions and names its folder.
 - MCP servers: `.mcp.json` names programs that offer tools (stdio); once approved,
   each tool joins the pool as `mcp__server__tool`, deferred, after the built-ins;
   the rules and hooks name it so. None outlives the agent, even on `kill`. The

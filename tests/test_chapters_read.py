@@ -42,6 +42,7 @@ MAX_FUNCTION_LINES = 40
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
 MODULES = (MODULE, "sandbox.py", "rules.py")  # ... the sandbox, the rule syntax
 LATER_MODULES = {"mcp_client.py": "s05",  # from a later chapter on: MCP's talking,
+                 "skills.py": "s05",  # a SKILL.md's front matter,
                  "background.py": "s06"}  # commands kept running in the background
 MODULE_CHAPTERS = [c for c in CHAPTERS if (ROOT / c / MODULE).exists()]
 FIRST = {m: "s03" for m in MODULES} | LATER_MODULES  # module -> the chapter it starts in
