@@ -447,8 +447,8 @@ def test_whole_diffs_and_solutions_stay_out_of_search(site):
     why = quiz_of(CHAPTERS[0])[0]["why"]
     assert " ".join(why.split()[:8]) not in text, "a quiz's answer is in the search index"
     assert "Quiz Progress" not in text, "mkdocs-quiz's hidden progress panel is searched"
-    # Prose only: about 300 kB for six chapters (with whole files it was 1.2 MB).
-    assert len(json.dumps(index)) < 350_000, "the search index grew past 350 kB"
+    # Prose only: about 350 kB for six chapters (with whole files it was 1.2 MB).
+    assert len(json.dumps(index)) < 400_000, "the search index grew past 400 kB"
 
 
 # --- new code highlighted -------------------------------------------------------------------
