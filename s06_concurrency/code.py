@@ -31,11 +31,11 @@ Reading map (search for "s06 ·" to find what is new):
   Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell (a cd
     runs alone) and skill say whether a call may run beside others; `agent_loop`
     streams the reply to a ToolRunner and tells of background tasks that ended;
-    `run_shell` and `run_hook` record their processes in the session, so Ctrl-C kills
-    them from the main thread; `check_permission` asks under the terminal lock;
-    `show_call`, `show_result`, `show_decision`, `show_usage` and `show_hook_line`
-    print whole lines through say(); `run_task` prints what was not streamed;
-    `parse_args` names this chapter; `run_shell` takes run_in_background;
+    `run_shell` (run_in_background too) and `run_hook` record their processes in the
+    session, so Ctrl-C kills them from the main thread; `check_permission` asks under
+    the terminal lock; `show_call`, `show_result`, `show_decision`, `show_usage`,
+    `show_hook_line` print through say(); `run_task` prints what was not streamed;
+    `parse_args` names this chapter; `shell_dir`, `move_shell`: a subagent's own shell;
     `new_session` keeps processes and tasks; `reset_session`, `repl`, `main` stop them.
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
@@ -335,17 +335,19 @@ SHELL = {"cwd": None}  # a Path in the workspace; None: the workspace itself
 def shell_dir() -> Path:
     """The folder the next command starts in: SHELL's while it exists, else the
     workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
-    return SHELL["cwd"] if SHELL["cwd"] and SHELL["cwd"].is_dir() else Path.cwd()
+    kept = SHELL_OF.get()["cwd"]  # s06: this agent's shell (a subagent has its own)
+    return kept if kept and kept.is_dir() else Path.cwd()
 
 
 def move_shell(where) -> str:
     """Keep the folder the command ended in (its EXIT trap wrote it to the file
     `where`) if it lies in the workspace; else go back there, and say so."""
     ended, workspace = os.pread(where.fileno(), 4096, 0).decode().strip(), Path.cwd()
+    shell = SHELL_OF.get()  # s06: this agent's shell (a subagent has its own)
     if ended and not Path(ended).is_relative_to(workspace):  # `cd /`, a link out
-        SHELL["cwd"] = None
+        shell["cwd"] = None
         return f"\n[shell cwd was reset to {workspace}: {ended} is outside it]"
-    SHELL["cwd"] = Path(ended) if ended else SHELL["cwd"]  # "": killed, trap replaced
+    shell["cwd"] = Path(ended) if ended else shell["cwd"]  # "": killed, trap replaced
     return ""
 
 
@@ -1215,6 +1217,7 @@ ALLOWED = contextvars.ContextVar("ALLOWED", default=None)  # tools a subagent ma
 LOOP = contextvars.ContextVar("LOOP", default=None)  # caller's (client, model, tools)
 AGENT_DEPTH = contextvars.ContextVar("AGENT_DEPTH", default=0)  # 0: the main agent
 HELD = contextvars.ContextVar("HELD", default=None)  # a parallel call's lines, held
+SHELL_OF = contextvars.ContextVar("SHELL_OF", default=SHELL)  # {"cwd"}: whose shell
 
 
 # === s06 · concurrency: one terminal for many threads ===
@@ -2337,8 +2340,7 @@ class Interrupted(Exception):
 
 
 def cancelled() -> bool:
-    event = CANCEL.get()
-    return event is not None and event.is_set()
+    return CANCEL.get() is not None and CANCEL.get().is_set()
 
 
 def run_call(block) -> tuple[str, bool]:
@@ -2495,8 +2497,7 @@ def stream_reply(client, model: str, system: str, messages: list, tools: list,
 # A dev server never ends; a long build need not hold up the model. It starts under
 # the same decision, sandbox and batching as any other; background.py does the rest.
 def start_in_background(command: str, unsandboxed: bool = False) -> str:
-    """Start `command`, confined and bounded as in the foreground, and return at once:
-    its task id and output file (stdout and stderr); or why it could not start."""
+    """Start `command`, confined and bounded; return at once its task id and file."""
     task_id = start_task(  # it starts where the shell stands; its `cd` stays its own
         SESSION["tasks"], command, RESULTS_DIR, confine(command, unsandboxed),
         output=create_result_file, env={**os.environ, **NON_INTERACTIVE_ENV},
@@ -2578,6 +2579,7 @@ def agent(description: str, prompt: str, tools: list | None = None) -> str:
 
     def run() -> str:  # in a copy of our context: what it sets stays its own
         AGENT_DEPTH.set(depth)
+        SHELL_OF.set({"cwd": shell_dir()})  # a shell of its own, starting where ours is
         HELD.set(None)  # its own calls show as they end, not held in this one's
         PREFIX.set(f"{PREFIX.get()}[{printable(description)}] ")
         if tools is not None:  # else it keeps what its parent may call

@@ -220,3 +220,32 @@ def test_a_background_command_starts_where_the_shell_stands(server, client, work
     mod.stop_all(mod.SESSION["tasks"], mod.kill_group)
     assert (workspace / "sub" / "here.txt").read_text().strip() == str(
         (workspace / "sub").resolve())
+
+
+def test_a_subagent_has_a_shell_of_its_own(server, client, workspace):
+    """Two subagents side by side: one `cd a`, the other `cd b`, then each `pwd`; each
+    prints its own folder, and the main agent's shell has not moved (its pwd is the
+    workspace). A subagent starts where its parent's shell stands."""
+    from offline.server import routed
+    mod = load_chapter("s06_concurrency")
+    write_settings(workspace, {"allow": ["Bash"]})
+    for name in "ab":
+        (workspace / name).mkdir()
+
+    def agent_call(name):
+        return tool_use("agent", {"description": f"in {name}", "prompt": f"Work in {name}."})
+
+    def steps(name):
+        return [reply(tool_use("run_shell", {"command": f"cd {name}"})),
+                reply(tool_use("run_shell", {"command": "pwd"})), reply(f"done {name}")]
+    server.add(reply(agent_call("a"), agent_call("b")),
+               *routed({"Work in a.": steps("a"), "Work in b.": steps("b")}),
+               reply(tool_use("run_shell", {"command": "pwd"})), reply("all done"))
+    run_agent(mod, client, "go")
+    printed = {r["messages"][0]["content"]: result_text(sent_tool_results(r)[-1])
+               for r in server.requests if len(r["messages"]) == 5}
+    for name in "ab":
+        assert printed[f"Work in {name}."].splitlines()[0] == str(
+            (workspace / name).resolve())
+    main_pwd = sent_tool_results(server.requests[-1])[-1]
+    assert result_text(main_pwd).splitlines()[0] == str(workspace.resolve())
