@@ -148,14 +148,16 @@ def test_a_read_after_cd_runs_unasked(chapter, server, client, workspace):
     runs unasked, as `cat a.txt` would from the root; `cat ../../x` leaves it, and asks
     (no one answers here: it is not run)."""
     mod = load_chapter(chapter)
+    write_settings(workspace, {})  # no rules: the gate alone decides
     (workspace / "sub").mkdir()
     (workspace / "a.txt").write_text("inside\n")
-    (workspace.parent / "x").write_text("outside\n")
+    (workspace.parent / "x").write_text("not-for-the-model\n")
     shell_calls(server, "cd sub", "cat ../a.txt", "cat ../../x")
     run_agent(mod, client, "go")
     first, second, third = results(server)
     assert not second["is_error"] and "inside" in result_text(second)
-    assert third["is_error"] and "outside" not in result_text(third)
+    assert third["is_error"] and "not-for-the-model" not in result_text(third)
+    assert "outside the workspace" in result_text(third)  # asked, and no one answered
 
 
 @pytest.mark.parametrize("chapter", chapter_params("s04"))
