@@ -428,6 +428,18 @@ def test_s03_demo_shows_the_gate(chapter, workspace, tmp_path):
 # --- checks before the question (issue 30) ------------------------------------------
 
 
+def test_a_blank_command_is_refused_without_a_question(mod, server, client, workspace,
+                                                      monkeypatch):
+    """run_shell("   ") runs nothing: it is refused in s01's words, and the user, who
+    would answer "y", is never asked about it."""
+    user = User(monkeypatch, mod, "y")
+    server.add(reply(tool_use("run_shell", {"command": "   "})), reply("Done."))
+    run_agent(mod, client, "nothing")
+    result = sent_tool_results(server.requests[1])[0]
+    assert result["is_error"] and "a non-empty string" in result_text(result)
+    assert user.prompts == []
+
+
 def test_an_edit_that_cannot_apply_is_refused_without_a_question(
         mod, server, client, workspace, monkeypatch):
     """Default mode, a file read first: an edit_file whose old_string occurs twice,
