@@ -2073,7 +2073,7 @@ def check_input(tool: str, tool_input: dict) -> str | None:
     a tool's input before its permission check), cheapest first; None if it may go
     on. A call that cannot work is never put to the user."""
     if tool == "run_shell" and not tool_input["command"].strip():  # s01's own check
-        return "run_shell needs 'command', a non-empty string"
+        return "run_shell needs 'command', a non-empty string."
     if problem := check_read_before_edit(tool, tool_input):
         return problem  # (a file changed since it was read: its edit is stale)
     if tool not in EDIT_TOOLS or not is_inside(resolve_path(tool_input["file_path"])):
