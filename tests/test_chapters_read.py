@@ -30,12 +30,11 @@ from conftest import CHAPTERS, ROOT, load_chapter
 
 BANNER = re.compile(r"^# === (?P<chapter>s\d\d) · (?P<title>.+) ===$")
 # Budgets, in lines of code.py: what each chapter may add to the one before it, kept
-# with the site's diff summary, which shows them; s06 in all, and bash_safety.py.
+# with the site's diff summary, which shows them; and bash_safety.py's own.
 # (Issue #21 set them: see the numbers this file prints.)
 sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
 from chapters import BASH_SAFETY_LINES  # noqa: E402
 from chapters import LINES_ADDED_AT_MOST as ADDS_AT_MOST  # noqa: E402
-from chapters import S06_LINES_AT_MOST  # noqa: E402
 MAX_FUNCTION_LINES = 40
 
 
@@ -178,8 +177,8 @@ def added_lines(prev: str, chapter: str) -> int:
 
 
 def test_line_budgets_and_function_lengths(capsys):
-    """Each chapter adds no more than its budget, s06 stays within its size, and so
-    does bash_safety.py; no function is longer than 40 lines. The figures are printed
+    """Each chapter adds no more than its budget (issue 38: by scope, no whole-file
+    cap), and bash_safety.py stays within its own; no function is longer than 40 lines. The figures are printed
     (pytest -s shows them)."""
     rows, over = [], []
     for chapter in CHAPTERS:
@@ -190,8 +189,6 @@ def test_line_budgets_and_function_lengths(capsys):
         budget = ADDS_AT_MOST.get(chapter[:3])
         if budget and added > budget:
             over.append(f"{chapter} adds {added} lines (budget {budget})")
-        if chapter.startswith("s06") and size > S06_LINES_AT_MOST:
-            over.append(f"{chapter} has {size} lines (at most {S06_LINES_AT_MOST})")
     for chapter in MODULE_CHAPTERS[:1]:
         size = len(source(chapter, MODULE).rstrip("\n").split("\n"))
         rows.append(f"{MODULE}: {size} lines (budget {BASH_SAFETY_LINES})")
