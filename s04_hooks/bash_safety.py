@@ -43,7 +43,7 @@ READ_ONLY_NODES = set(
     "herestring_redirect subshell compound_statement if_statement elif_clause "
     "else_clause negated_command test_command test_operator unary_expression "
     "binary_expression parenthesized_expression extglob_pattern regex comment "
-    "declaration_command".split())  # `declare -p`; the tables refuse `export X=1`
+    "declaration_command".split())  # the tables refuse `export X=1`, `declare -p`
 # Understood too, but never read-only: the walker looks inside them for commands.
 KNOWN_NODES = READ_ONLY_NODES | set(
     "simple_expansion expansion command_substitution process_substitution "
@@ -449,7 +449,7 @@ READ_ONLY = {
     "md5sum": "-btz --binary --text --tag --zero",  # no -c: reads the files it names
     "sha1sum": "-btz --tag", "sha256sum": "-btz --tag", "sha512sum": "-btz --tag",
     "shasum": "-0bt -a= --algorithm=", "realpath": "-emqsLPz", "readlink": "-efmnqsvz",
-    "jq": "pattern: -acCejMnrRsS -L@ -f@ --arg== --argjson== --slurpfile=@ --rawfile=@ "
+    "jq": "pattern: -acCejMnrRsS -L@ --arg== --argjson== --slurpfile=@ --rawfile=@ "
           "--raw-output --compact-output --slurp --null-input --exit-status --tab "
           "--sort-keys --indent= --join-output --raw-input --ascii-output",
     "basename": "text: -az -s= --multiple --suffix= --zero",
@@ -463,10 +463,10 @@ READ_ONLY = {
     "id": "text: -gGnruz", "cal": "text: -3hjmy", "dirname": "text: -z --zero",
     "date": "date: -Ru -d= -r@ -f@ -I? --date= --utc --iso-8601? --rfc-3339= "
             "--rfc-email --reference@",
-    "env": "none: -0 --null", "printenv": "text: -0 --null",  # `env CMD` runs CMD
-    "type": "text: -afptP", "help": "text: -dms", "history": "text:", "set": "none:",
+    # no env, printenv, set, declare -p: they print the environment (Claude Code asks)
+    "type": "text: -afptP", "help": "text: -dms", "history": "text:",
     "alias": "none: -p", "hash": "none: -l", "umask": "none: -pS", "times": "none:",
-    "jobs": "none: -lnprs", "declare": "none: -p",  # `declare -p X`: X is a variable
+    "jobs": "none: -lnprs",
     "command": "lookup: -pvV",  # `command -v git` says what git is; `command git` runs
     "ulimit": "none: -aHSbcdefiklmnpqrstuvxPRT",  # a value (ulimit -n 1) sets it
     "pgrep": "text: -afilnovx -g= -G= -P= -s= -t= -u= -U=",
@@ -632,6 +632,8 @@ def command_effects(cmd: Command, cwd: Path, effects: ShellEffects) -> str | Non
                 if cmd.words else None)
     prog, args = cmd.words[0].text, expand_globs(cmd.words[1:], cwd)
     problem, paths, recursive = SPECIAL.get(prog, program_effects)(prog, args)
+    if prog == "git" and problem is None and (repo := nested_repo(cwd / paths[0])):
+        problem = f"git would read the config of {repo}, a repository in the workspace"
     for path in paths if problem is None else ():
         # subtle: the kernel follows a link before `..`; rules see both paths
         full, real = (Path(f(cwd / path)) for f in (os.path.normpath, os.path.realpath))
@@ -639,6 +641,19 @@ def command_effects(cmd: Command, cwd: Path, effects: ShellEffects) -> str | Non
             return f"{path} is outside the workspace"
         effects.reads += [(p, recursive) for p in dict.fromkeys((full, real))]
     return problem
+
+
+def nested_repo(folder: Path) -> str | None:
+    """The repository in the workspace, not the workspace's own, whose config git
+    run in `folder` reads (vendor/ of `cd vendor && git status`): nothing checked
+    that config, which can run programs (Claude Code asks too). None if none."""
+    folder, workspace = Path(os.path.realpath(folder)), Path.cwd().resolve()
+    for above in [folder, *folder.parents]:
+        if above == workspace or workspace not in above.parents:
+            return None
+        if os.path.lexists(above / ".git"):
+            return str(above.relative_to(workspace))
+    return None
 
 
 def is_inside(full: Path) -> bool:  # the same test as code.py's

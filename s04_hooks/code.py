@@ -71,7 +71,8 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                               shell_effects, unwrapped, within_budget)
     from .sandbox import (SandboxError, argv_for, end_group, home_problem,
                           placeholders, protected_paths, sandbox_missing,
-                          sandbox_settings, sandbox_summary, walk_workspace)
+                          sandbox_settings, sandbox_summary, walk_workspace,
+                          write_unfollowed)
     from .rules import (command_rule_matches, denied_inside, parse_rule,
                         path_rule_matches, protected_entry, read_denied,
                         read_deny_patterns, read_permissions, settings_problem,
@@ -81,7 +82,8 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                              shell_effects, unwrapped, within_budget)
     from sandbox import (SandboxError, argv_for, end_group, home_problem,
                          placeholders, protected_paths, sandbox_missing,
-                         sandbox_settings, sandbox_summary, walk_workspace)
+                         sandbox_settings, sandbox_summary, walk_workspace,
+                         write_unfollowed)
     from rules import (command_rule_matches, denied_inside, parse_rule,
                        path_rule_matches, protected_entry, read_denied,
                        read_deny_patterns, read_permissions, settings_problem,
@@ -157,9 +159,11 @@ def is_inside(full: Path) -> bool:
 
 # === s03 · permissions: protected paths ===
 # Places where a write runs code later, holds keys, or changes the agent's own rules,
-# after Claude Code's protected paths. One table: a write to one always asks (file
-# tools and shell commands alike, bypassPermissions too), and the sandbox keeps the
-# ones in the workspace read-only even when the workspace is writable.
+# after Claude Code's protected paths. A write to one always asks, whichever tool
+# writes (bypassPermissions too, stricter than Claude Code); the sandbox keeps the
+# ones in the workspace read-only even when the workspace is writable. The table
+# names them; protected_set() (s03 · sandbox) finds them in this workspace, with
+# what git reads and what the agent runs, and the gate asks that same set.
 STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
                  ".zprofile", ".zshenv")  # they matter in your home, hidden anyway
 PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
@@ -193,6 +197,41 @@ def protected_write(target: str) -> str | None:
             r"/dev/(null|zero|std(out|err)|tty|fd/\d+)", str(path)):
         return f"it writes to the device {path} (a disk?)"
     return None
+
+
+def protected_target(target: str) -> str | None:
+    """Why a write to `target` asks in every mode, whichever tool writes: PROTECTED
+    and system files (protected_write), a protected name on its way (.git, .claude
+    ..., there or not), or the one protected set the sandbox keeps read-only. Both
+    the path as written and where its links lead now are checked."""
+    written = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
+    paths, workspace = dict.fromkeys([written, resolve_path(target)]), Path.cwd()
+    if why := next(filter(None, (protected_write(str(p)) for p in paths)), None):
+        return why
+    inside = [p for p in paths if p.is_relative_to(workspace)]
+    if names := PROTECTED_NAMES & {
+            part for p in inside for part in p.relative_to(workspace).parts}:
+        return f"it writes in {min(names)}, a name protected at any depth"
+    try:
+        held = protected_set() if inside else {}
+    except SandboxError as e:  # the walk gave up, a protected name is a link ...
+        return str(e)
+    hit = next((h for h in held for p in inside if h == p or h in p.parents), None)
+    return hit and (f"it writes {display(hit)}, which the sandbox keeps read-only "
+                    "(git, the agent or its hooks run it later)")
+
+
+def write_target(file_path: str) -> Path:
+    """safe_path for a file tool's write. The gate checked the path as written and
+    where it led then; if a link on the way leads elsewhere now, that place is
+    checked here, so a link swapped in since cannot lead the write anywhere
+    protected (and atomic_write follows no link that appears after this)."""
+    path = safe_path(file_path)
+    written = os.path.normpath(Path.cwd() / os.path.expanduser(file_path))
+    if str(path) != written and (why := protected_target(str(path))):
+        raise ToolError(f"{file_path} leads through a symbolic link to "
+                        f"{display(path)}, and {why}: write it by its own path.")
+    return path
 
 
 # === s02 · safe_path: every path stays in the workspace ===
@@ -350,7 +389,7 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
                   run=recorded(command, where)) as argv):
         proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=shell_dir(),
-            pass_fds=[where.fileno()], env={**os.environ, **NON_INTERACTIVE_ENV},
+            pass_fds=[where.fileno()], env=command_env(),
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
             status = wait_for(proc, seconds, out, err)
@@ -498,7 +537,7 @@ def open_regular(path: Path) -> int:
 
 # === s02 · write_file: atomic, or not at all ===
 def write_file(file_path: str, content: str) -> str:
-    path = safe_path(file_path)
+    path = write_target(file_path)
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory.")
     verb = "Overwrote" if path.exists() else "Created"
@@ -516,24 +555,13 @@ def write_file(file_path: str, content: str) -> str:
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write to a temporary file beside `path`, then rename it over `path`: readers
-    see the old file or the new one, never half of one, even if we crash midway."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    see the old file or the new one, never half of one, even if we crash midway.
+    s03: in the folder reached from the workspace through no link (sandbox.py), so
+    a folder swapped for a link since the gate's check leads the write nowhere."""
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if path.exists():
-            os.chmod(tmp, path.stat().st_mode)  # keep the file's permissions
-        else:  # mkstemp makes 0600 files; a new file gets the usual 0666 - umask
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+        write_unfollowed(path, Path.cwd().resolve(), data)
+    except SandboxError as e:
+        raise ToolError(str(e))
 
 
 # === s02 · edit_file: one exact match, quotes and line endings forgiven ===
@@ -823,7 +851,7 @@ SANDBOX_OFF = ("Run outside the sandbox (network, writes outside the workspace).
                "when a command failed in it; the user is always asked.")  # s03
 READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}  # s03
 EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
-         "is_destructive": lambda i: protected_write(str(resolve_path(path_of(i))))}
+         "is_destructive": lambda i: protected_target(path_of(i))}
 register(run_shell, "Run a shell command where the last one ended (a `cd` sticks, "
          "inside the workspace); returns stdout, stderr and the exit code "
          "(non-zero: an error, but exit 1 of grep, diff or test answers). Stdin is "
@@ -837,7 +865,7 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
          and not unsandboxed(i),  # the shell's folder: where its relative paths point
          is_destructive=lambda i: ("it asks to run outside the sandbox"
                                    if unsandboxed(i) else dangerous_reason(
-                                       i["command"], protected_write, shell_dir())))
+                                       i["command"], protected_target, shell_dir())))
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
          {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
@@ -1015,8 +1043,7 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
         denied, named = walk_workspace(
             workspace, read_deny_patterns(load_settings()), path_rule_matches,
             PROTECTED_NAMES if writes else set(), programs)
-        protected = (protected_paths(workspace, HOLD_WHILE_MISSING, named, programs)
-                     if writes else {})
+        protected = protected_set(named, programs) if writes else {}
     except SandboxError as e:
         raise ToolError(str(e))
     writable = [workspace, *(p for p in named if p.name == ".git" and p.is_dir()),
@@ -1038,6 +1065,30 @@ def agent_programs() -> list:
                                         *os.environ.get("PATH", "").split(os.pathsep),
                                         *(Path(f).parent for f in found if f)]
             if p] + hook_programs()  # s04: and what the hooks run
+
+
+def protected_set(named: list | None = None, programs: list | None = None) -> dict:
+    """The one protected set, {path: "file" | "folder"}, whichever tool writes: the
+    sandbox keeps it read-only (confine), the gate asks (protected_target). The
+    PROTECTED names (held while missing), what git reads, the agent's programs
+    (sandbox.py's protected_paths). `named`, `programs`: confine()'s, if found."""
+    workspace, programs = Path.cwd().resolve(), programs or agent_programs()
+    if named is None:  # one walk, for the protected names only
+        named = walk_workspace(workspace, [], path_rule_matches, PROTECTED_NAMES,
+                               programs)[1]
+    return protected_paths(workspace, HOLD_WHILE_MISSING, named, programs)
+
+
+# The agent's own credentials: what it pays with never reaches a command, nor what
+# the command runs (`env` would print it), as Claude Code keeps its key out too.
+AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+def command_env() -> dict:
+    """The environment a command runs with: ours but the agent's credentials, and
+    NON_INTERACTIVE_ENV (no pager, no editor, no prompt waits for a human)."""
+    return {**{k: v for k, v in os.environ.items() if k not in AGENT_CREDENTIALS},
+            **NON_INTERACTIVE_ENV}
 
 
 def unsandboxed(tool_input: dict) -> bool:
@@ -1602,7 +1653,7 @@ def plan_edit(file_path: str, old_string: str, new_string: str,
               replace_all: bool = False) -> tuple:
     """The edit worked out, nothing written: (path, text before or None for a new
     file, text after, the bytes to write). ToolError if it cannot apply."""
-    path = safe_path(file_path)
+    path = write_target(file_path)
     old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
     if old == new:
         raise ToolError("old_string and new_string are the same; nothing to change.")

@@ -25,12 +25,15 @@ Reading map:
   s03 · sandbox: what git reads               git_reads(): config, hooks, includes
   s03 · sandbox: what a write leaves alone    protected_paths(): names, git, programs
   s03 · sandbox: names that do not exist yet  placeholders(): held while it runs
+  s03 · sandbox: a file tool writes what was checked
+                                              write_unfollowed(): through no link
   s03 · sandbox: limits                       limited(): memory and processes
   s03 · sandbox: bubblewrap on Linux          bwrap_argv(), end_group()
   s03 · sandbox: Seatbelt on macOS            seatbelt_profile()
 """
 
 import contextlib
+import errno
 import functools
 import json
 import os
@@ -167,43 +170,35 @@ SCAN_SECONDS = 5
 
 
 def scan(workspace: Path, denied, names: set, skip=()) -> tuple[list, list]:
-    """Every path in the workspace that `denied(path)` covers (a folder link to
-    outside is walked too, as a command would read through it) and every one whose
-    name is in `names`, at any depth, but in the folders of `skip`: (denied, named).
-    `denied` may be None (no Read rule). A walk that cannot finish raises
-    SandboxError: a path it did not see could not be hidden. Strings, not Paths, in
-    the loop: it visits every entry."""
-    root, skip = str(workspace), {str(p) for p in skip}
-    stack, seen, hits, named = [(root, root)], set(), [], []
+    """Every path in the workspace that `denied(path)` covers and every one whose name
+    is in `names`, at any depth, but in the folders of `skip`: (denied, named).
+    `denied` may be None (no Read rule). The walk stays in the workspace: a link is
+    judged where it stands (a denied one hides what it points to), never walked; a
+    link to /usr costs nothing, and what lies outside is read-only or hidden by a
+    rule of its own already. A walk that cannot finish raises SandboxError: a path it
+    did not see could not be hidden. Strings, not Paths, in the loop: it visits every
+    entry."""
+    stack, skip, hits, named = [str(workspace)], {str(p) for p in skip}, [], []
     count, start = 0, time.monotonic()
     while stack:
-        shown, real = stack.pop()  # the path as a command names it, and where it is
         try:
-            entries = list(os.scandir(real))
+            entries = list(os.scandir(stack.pop()))
         except OSError:
             continue
         count += len(entries)
         if count > MAX_SCAN or time.monotonic() - start > SCAN_SECONDS:
             raise SandboxError(
-                f"the workspace holds more than {min(count, MAX_SCAN):,} files and "
-                f"folders (or took over {SCAN_SECONDS} s to walk): too many to find "
-                "every protected and Read-denied path. Run the agent from a smaller "
-                "folder.")
+                f"the walk of the workspace gave up after {count:,} files and folders "
+                f"in {time.monotonic() - start:.1f} s (it stops past {MAX_SCAN:,} or "
+                f"{SCAN_SECONDS} s), before it found every protected and Read-denied "
+                "path. Run the agent from a smaller folder.")
         for entry in entries:
-            path, target = f"{shown}/{entry.name}", entry.path
-            if entry.name in names and real == shown:
-                named.append(Path(path))
-            link = entry.is_symlink()
-            if link:
-                target = os.path.realpath(target)  # hidden or walked where it is
-            if denied and denied(Path(path)):
-                hits.append(Path(target))
-            elif link and os.path.isdir(target) and target != root and not \
-                    target.startswith(root + "/") and target not in seen:
-                seen.add(target)  # a folder outside, reached through a link
-                stack.append((path, target))
-            elif not link and entry.is_dir(follow_symlinks=False) and path not in skip:
-                stack.append((path, target))
+            if entry.name in names:
+                named.append(Path(entry.path))
+            if denied and denied(Path(entry.path)):  # a link: hidden where it points
+                hits.append(Path(os.path.realpath(entry.path)))
+            elif entry.is_dir(follow_symlinks=False) and entry.path not in skip:
+                stack.append(entry.path)
     return hits, named
 
 
@@ -255,15 +250,17 @@ def git_config_reads(config: Path, stamp: tuple) -> tuple:
 
 def git_reads(gitdir: Path, worktree: Path) -> dict:
     """Where git, run later outside any sandbox, reads config and hooks from, for the
-    repository whose git folder is `gitdir`: its config and hooks, `commondir` (it
-    points git at another folder's config), submodules' git folders, the files its
-    config includes and the folder core.hooksPath names (husky's .husky/).
-    {path: "file" | "folder"}: what each is, or is held as while it does not exist."""
+    repository whose git folder is `gitdir`: its config (and config.worktree, read
+    once `git sparse-checkout init` sets extensions.worktreeConfig) and hooks,
+    `commondir` (it points git at another folder's config), submodules' git folders,
+    the files its config includes and the folder core.hooksPath names (husky's
+    .husky/). {path: "file" | "folder"}: what each is, or is held as while missing."""
     if gitdir.is_file():  # `.git` is a file in a worktree or submodule: gitdir: path
         text = gitdir.read_text(encoding="utf-8", errors="replace").strip()
         gitdir = (worktree / text.removeprefix("gitdir:").strip()).resolve()
-    out = {gitdir / "config": "file", gitdir / "hooks": "folder",
-           gitdir / "commondir": "file", gitdir / "modules": "folder"}
+    out = {gitdir / "config": "file", gitdir / "config.worktree": "file",
+           gitdir / "hooks": "folder", gitdir / "commondir": "file",
+           gitdir / "modules": "folder"}
     if (common := gitdir / "commondir").is_file():
         text = common.read_text(encoding="utf-8", errors="replace").strip()
         if (other := (gitdir / text).resolve()) != gitdir:
@@ -277,22 +274,36 @@ def git_reads(gitdir: Path, worktree: Path) -> dict:
 
 # === s03 · sandbox: what a write leaves alone ===
 def protected_paths(workspace: Path, held: list, named: list, programs: list) -> dict:
-    """What a writing command must leave as it is, {path: "file" | "folder"}: each
-    entry of `held` (or the first missing part of one, held while it runs), the
-    protected names the walk found, what git reads for each repository, and the
-    folders of `programs` (the agent runs them later) in the workspace."""
+    """What a write must leave as it is, {path: "file" | "folder"}: each entry of
+    `held` (or the first missing part of one, held while it runs), the protected
+    names the walk found (a `.git` file too: its gitdir: line tells git where to
+    read), what git reads for each repository, and the folders of `programs` (the
+    agent runs them later) in the workspace, a venv whole (site-packages too)."""
     out = {first_missing(workspace, e): "folder" for e in held}
-    out |= dict.fromkeys([p for p in named if p.name != ".git"], "folder")
+    out |= dict.fromkeys([p for p in named if p.name != ".git" or not p.is_dir()],
+                         "folder")
     for git in [workspace / ".git", *(p for p in named if p.name == ".git")]:
         out |= git_reads(git, git.parent) if os.path.lexists(git) else {}
-    out |= dict.fromkeys([p for p in programs if p.is_relative_to(workspace)
-                          and p != workspace], "folder")
+    out |= dict.fromkeys([venv_of(p, workspace) for p in programs
+                          if p.is_relative_to(workspace) and p != workspace], "folder")
+    out = {Path(os.path.normpath(p)): kind for p, kind in out.items()}  # .git/../x
     if links := [p for p in out if p.is_symlink()]:
         shown = (links[0].relative_to(workspace)
                  if links[0].is_relative_to(workspace) else links[0])
         raise SandboxError(f"{shown} is a symbolic link: a protected name cannot be "
                            "held in place while it is one")
     return out
+
+
+def venv_of(folder: Path, workspace: Path) -> Path:
+    """The venv that holds `folder` (its bin/ on PATH), else `folder`: a `.pth` file
+    planted in its site-packages runs in every python3 it starts."""
+    for above in [folder, *folder.parents]:
+        if above == workspace or not above.is_relative_to(workspace):
+            break
+        if (above / "pyvenv.cfg").is_file():
+            return above
+    return folder
 
 
 def first_missing(workspace: Path, entry: str) -> Path:
@@ -346,6 +357,61 @@ def make_placeholder(path: Path, kind: str) -> None:
         path.mkdir()
     else:
         path.write_text(".\n" if path.name == "commondir" else "")
+
+
+# === s03 · sandbox: a file tool writes what was checked ===
+# write_file and edit_file run in the agent's own process, outside the sandbox. The
+# gate checks the path they will write; a command running beside them (in the
+# background) could swap a folder on the way for a link to .git between the check
+# and the write. So the write walks to its folder one part at a time from the
+# workspace's descriptor, never through a link (O_NOFOLLOW): a part swapped for a
+# link fails the walk, and the folder it holds cannot be swapped from under it.
+def write_unfollowed(path: Path, workspace: Path, data: bytes) -> None:
+    """Write `data` to `path` (resolved) atomically, in its folder reached from the
+    workspace (or from / for an outside path the user let through) without following
+    a link, the folders that are missing made on the way. SandboxError if a part is
+    a link or no folder now: nothing is written."""
+    base = workspace if path.is_relative_to(workspace) else Path("/")
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in path.parent.relative_to(base).parts:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, dir_fd=fd)
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
+                            dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        replace_in(fd, path.name, data)
+    except OSError as e:
+        if e.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        raise SandboxError(f"cannot write {path}: a folder on its way is a file or a "
+                           "symbolic link (a link swapped in since the check is never "
+                           "followed); nothing was written") from None
+    finally:
+        os.close(fd)
+
+
+def replace_in(folder: int, name: str, data: bytes) -> None:
+    """Write `data` to a new file in the folder `folder`, then rename it over `name`:
+    readers see the old file or the new one. It keeps the old file's mode (a new
+    one gets 0666 less the umask); a link at `name` is replaced, never followed."""
+    tmp = f".{name[:200]}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666,
+                 dir_fd=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+            with contextlib.suppress(FileNotFoundError):
+                old = os.stat(name, dir_fd=folder, follow_symlinks=False)
+                if old.st_mode & 0o170000 == 0o100000:  # a regular file: its mode
+                    os.fchmod(f.fileno(), old.st_mode & 0o7777)
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        os.unlink(tmp, dir_fd=folder)
+        raise
 
 
 # === s03 · sandbox: limits ===

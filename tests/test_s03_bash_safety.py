@@ -67,8 +67,8 @@ EVERYDAY = [
     "test -f a.txt && cat a.txt", "[ -d docs ] || echo none", "[[ -f a.txt ]]",
     "cd docs && ls", "(cd docs && cat guide.md)", "cat a.txt 2>/dev/null",
     "ls 2>&1 | head -3", "wc -l <<'EOF'\nhello\nEOF", "cat < a.txt", "du -sh docs",
-    "file a.txt", "stat a.txt", "which python3", "basename docs/guide.md", "env",
-    "printenv HOME", "uname -a", "ps aux", "seq 1 3", "md5sum a.txt", "xxd a.txt",
+    "file a.txt", "stat a.txt", "which python3", "basename docs/guide.md",
+    "uname -a", "ps aux", "seq 1 3", "md5sum a.txt", "xxd a.txt",
     "ls \\\n  -la", "echo {a,b}x",  # braces in a text operand expand to more text
 ]
 
@@ -104,8 +104,7 @@ EVERYDAY_READING = [
     "sed 5q a.txt", "sed '/^#/d' a.txt", "sed -n '1~2p' a.txt", "sed -n '3,+2p' a.txt",
     "type ls", "command -v git", "command -V ls", "pwd", "echo hi", "printf '%s\\n' x",
     "test -d .git", "[ -f a.txt ]", "true", "false", ":", "alias", "hash", "umask",
-    "umask -S", "ulimit -n", "ulimit -a", "declare -p", "jobs", "help cd", "times",
-    "set", "history",
+    "umask -S", "ulimit -n", "ulimit -a", "jobs", "help cd", "times", "history",
 ]
 DANGEROUS_LOOK_ALIKES = [  # they look like the reading above, and write, set or run
     "sed -n 'w out' a.txt", "sed 's/a/b/w out' a.txt", "sed 's/a/b/e' a.txt",
@@ -124,6 +123,10 @@ DANGEROUS_LOOK_ALIKES = [  # they look like the reading above, and write, set or
     "ulimit -n 1", "ulimit -n1", "declare x=1", "declare -x X", "declare -p x",
     "set -e", "set +o noclobber", "set -- a b", "jobs -x ls", "printf -v x hi",
     "history -c", "history -w out",
+    # they print the environment: Claude Code asks (issue 36), and so does the course
+    "env", "env -0", "printenv", "printenv HOME", "set", "declare -p",
+    # a jq program in a file the line does not show (as sed -f)
+    "jq -f prog.jq a.json",
 ]
 
 

@@ -193,7 +193,7 @@ LOOK_ALIKES = [
     "docker ps", "docker run --rm alpine echo hi", "terraform plan", "kubectl get pods",
     "crontab -l", "iptables -L", "dd if=/dev/zero of=disk.img bs=1M count=1",
     "python3 -c 'print(\"/\")'", "python3 -c \"import os; os.remove('build/x.txt')\"",
-    "mkdir -p .claude", "cat .claude/settings.json", "ls ~/.ssh", "echo $HOME",
+    "mkdir -p .claude-old", "cat .claude/settings.json", "ls ~/.ssh", "echo $HOME",
     "cat .git/hooks/pre-commit.sample",
 ]
 

@@ -204,9 +204,11 @@ def test_programs_the_agent_runs_later_stay_put(run, monkeypatch):
 
 
 def test_read_denied_paths_stay_hidden_however_they_are_reached(run):
-    """A Read deny rule hides its paths at any depth, where a link leads (a folder
-    link to outside the workspace, a file link into your home), and outside the
-    workspace (a //absolute rule); a link at a denied path breaks nothing."""
+    """A Read deny rule hides its paths at any depth in the workspace, where a link
+    in the workspace leads (a file link into your home), and outside the workspace
+    by a rule written for it (a //absolute rule), through a folder link too; a link
+    at a denied path breaks nothing. The walk stays in the workspace (issue 36): a
+    folder link to outside is not walked, so a link to all of /usr costs nothing."""
     ws = run.workspace
     outside = ws.parent / "outside"
     outside.mkdir()
@@ -216,17 +218,19 @@ def test_read_denied_paths_stay_hidden_however_they_are_reached(run):
     deep.mkdir(parents=True)
     (deep / ".env").write_text(f"{SECRET}\n")
     (ws / "linked").symlink_to(outside)
+    (ws / "usr").symlink_to("/usr")  # 100,000s of files: never walked
     (ws / "home-link.env").symlink_to(run.home / ".ssh" / "id_rsa")
     (ws / "dangling.env").symlink_to(run.home / "nothing-here")
     (ws / "mine.txt").write_text("mine\n")
     (ws / ".claude").mkdir()
     (ws / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": [
-        "Read(.env)", "Read(*.env)", f"Read(/{outside}/private/**)"]}}))
+        "Read(.env)", "Read(*.env)", f"Read(/{outside}/private/**)",
+        f"Read(/{outside}/.env)"]}}))
     (outside / "private").mkdir()
     (outside / "private" / "key").write_text(f"{SECRET}\n")
     commands = [f"e=env; k=key; cat {deep.relative_to(ws)}/.$e; cat linked/.$e; cat"
                 f" linked/notes.txt; cat home-link.$e; cat {outside}/private/$k; cat"
-                " mine.txt; echo RAN"]
+                " linked/private/$k; cat mine.txt; ls usr/bin | head -1; echo RAN"]
     outputs = run(commands)
     ran_all(outputs, commands)
     assert SECRET not in outputs[0]

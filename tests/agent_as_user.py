@@ -1,0 +1,86 @@
+"""Run a chapter's real agent loop, as this user or as another (uid 65534), against a
+scripted server: the helper of tests/test_s03_one_boundary.py (not a test itself).
+
+As another user the loop runs in a process of its own, started here as that user:
+`python tests/agent_as_user.py SPEC` (SPEC: JSON, see run()). The Python is one that
+user may run, with the tests' packages on PYTHONPATH (the venv's own may live in a
+folder only its owner enters, such as a pyenv under /root).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NOBODY = 65534
+
+
+def swap_after_gate(mod, folder: str, target: str) -> None:
+    """Once the gate has let a write_file call through, and before it writes, swap
+    the folder `folder` for a link to `target`: the race a background command runs,
+    made certain (each call checks, then the swap, then the write)."""
+    gate = mod.check_permission
+
+    def gate_then_swap(name, tool_input, *rest):
+        denied = gate(name, tool_input, *rest)
+        if name == "write_file" and not denied and not os.path.islink(folder):
+            os.rename(folder, folder + ".real")
+            os.symlink(target, folder)
+        return denied
+    mod.check_permission = gate_then_swap
+
+
+def run(spec: dict) -> None:
+    """spec: {"chapter", "url" (the scripted server), "mode", "swap": [folder,
+    target] or None}; run in the current folder, which is the workspace."""
+    import anthropic
+    sys.path.insert(0, str(ROOT))
+    mod = importlib.import_module(f"{spec['chapter']}.code")
+    mod.reset_session()
+    mod.SESSION["mode"] = spec["mode"]
+    gate = mod.check_permission
+    if spec.get("swap"):
+        swap_after_gate(mod, *spec["swap"])
+    try:
+        client = anthropic.Anthropic(api_key="test-key", base_url=spec["url"],
+                                     max_retries=0)
+        mod.agent_loop([{"role": "user", "content": "go"}], client)
+    finally:
+        mod.check_permission = gate
+        mod.reset_session()  # s06: no background command outlives the run
+
+
+def python_for(uid: int) -> tuple[str, dict] | None:
+    """A Python that user `uid` may run, and the environment that gives it the tests'
+    packages; None if there is none of this version."""
+    reach = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "test",
+             "-x"]
+    if subprocess.run(reach + [sys.executable], check=False).returncode == 0:
+        return sys.executable, {}
+    system = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+    same = system and subprocess.run(
+        [system, "-c", "import sys; print(sys.version_info[:2])"], text=True,
+        capture_output=True).stdout.strip() == str(sys.version_info[:2])
+    if not same:
+        return None
+    return system, {"PYTHONPATH": sysconfig.get_paths()["purelib"]}
+
+
+def run_as(uid: int, spec: dict, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+    """run(spec) in a process of user `uid`, in `cwd`, with the environment `env`."""
+    python, extra = python_for(uid)
+    return subprocess.run([python, __file__, json.dumps(spec)], cwd=cwd,
+                          env={**env, **extra}, user=uid, group=uid, extra_groups=[],
+                          capture_output=True, text=True, timeout=300,
+                          stdin=subprocess.DEVNULL)
+
+
+if __name__ == "__main__":
+    run(json.loads(sys.argv[1]))
