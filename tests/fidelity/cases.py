@@ -247,6 +247,27 @@ RULES = [
          settings={"sandbox": {"enabled": True}}, mode="bypassPermissions"),
 ]
 
+# Issue 36, where the oracle saw the course less safe: the environment (which held the
+# agent's key), git in a repository nested in the workspace, a jq program in a file;
+# and a protected path, which a file tool writes only after a question, in every mode.
+GIT_REPO = {".git/HEAD": "ref: refs/heads/main\n", ".git/objects/.keep": "",
+            ".git/refs/heads/.keep": "",
+            ".git/config": "[core]\n\trepositoryformatversion = 0\n"}
+NESTED = {**GIT_REPO, **{f"vendor/{k}": v for k, v in GIT_REPO.items()}}
+RULES += [
+    Case("the environment", bash_calls("env", "printenv", "set",
+                                       "printenv ANTHROPIC_API_KEY")),
+    Case("git in a nested repository", bash_calls(
+        "cd vendor && git status", "git -C vendor status", "git status"), NESTED),
+    Case("a jq program in a file", bash_calls("jq -f prog.jq a.json", "jq . a.json"),
+         {"prog.jq": ".\n", "a.json": "{}\n"}),
+    *[Case(f"mode {mode}, a protected path", [
+        ("Write", {"file_path": ".git/config.worktree", "content": "x\n"}),
+        ("Write", {"file_path": ".claude/hooks/check.py", "content": "x\n"}),
+        ("Write", {"file_path": "vendor/.git/hooks/pre-commit", "content": "x\n"})],
+        NESTED, mode=mode) for mode in ("acceptEdits", "bypassPermissions")],
+]
+
 # --- bash read-only verdicts (s03) on a public corpus ---------------------------------
 
 

@@ -25,6 +25,12 @@ HAND = "hand-picked: "
 DANGER = "dangerous in bypassPermissions: "
 SAFER_DANGER = ("Claude Code's bypassPermissions runs it unasked; the course still "
                 "asks for a dangerous command in every mode (s03's DANGEROUS table)")
+PROTECTED_IN_BYPASS = (
+    "Claude Code 2.1.331's bypassPermissions writes its protected paths unasked (it "
+    "asks in default and acceptEdits); the course asks in every mode (issue 36): the "
+    "sandbox keeps the same set read-only for a shell command in bypassPermissions "
+    "too, so a file tool may not be the way around it. One boundary, whichever tool "
+    "writes")
 NOT_READ_ONLY = ("the course does not know this program's options as read-only and "
                  "asks; asking more is the safe side of the read-only table")
 
@@ -98,6 +104,12 @@ KNOWN = {
         "(dangerouslyDisableSandbox) is a dangerous call in s03 and asks in every mode; "
         "Claude Code's bypassPermissions runs it unasked (its hardening advice is "
         "sandbox.allowUnsandboxedCommands: false)"),
+    # issue 36: a protected path asks in every mode, bypassPermissions too
+    "mode bypassPermissions, a protected path: Write .git/config.worktree": known(
+        "s03", "safer", PROTECTED_IN_BYPASS),
+    **{f"mode bypassPermissions, a protected path: Write {path}": known(
+        "s03", "safer", "as for .git/config.worktree") for path in (
+            ".claude/hooks/check.py", "vendor/.git/hooks/pre-commit")},
     # --- bash read-only verdicts (s03) ---
     TLDR + ":": known("s03", "choice", "`:` does nothing; Claude Code asks, s03 "
                       "allows it"),
