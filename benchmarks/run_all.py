@@ -35,6 +35,7 @@ RUNS = {
     "grep_vs_rg": ["--repeats", "3"],
     "memory_flat": ["--size-mb", "256"],
     "parallel_speedup": ["-n", "8", "-s", "0.5"],
+    "protection_cost": [],
     "sandbox_cost": [],
     "streaming_overlap": [],
 }

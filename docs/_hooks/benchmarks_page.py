@@ -26,6 +26,7 @@ HEADLINES = {
     "grep_vs_rg": r"^(grep_search|list_files)\s|\d\.\d\d\s*$",
     "memory_flat": r"^case|(yes|no)$",
     "parallel_speedup": r"speedup|\dx$",
+    "protection_cost": r"^  |^the check",
     "sandbox_cost": r"^'|plain bash|sandboxed|policy",
     "streaming_overlap": r"^\w+:|hidden in stream|of limit",
 }
@@ -78,6 +79,14 @@ def ratio_sentence(name: str, output: str) -> str:
                     f"({ms[0][0]} its time as plain bash)"
                     + (f" and {ms[1][1]} ms to one that writes" if len(ms) > 1 else "")
                     + "; the aim is under 20 ms.")
+        if name == "protection_cost":
+            files = re.search(r"a workspace of ([\d,]+) files", output)[1]
+            check = re.search(r"the protection check\s+([\d.]+) ms", output)[1]
+            share = re.search(r"the check is (\d+%) of a whole", output)[1]
+            linked = re.search(r"check, link to /usr\s+([\d.]+) ms", output)[1]
+            return (f"The protection check costs {check} ms per write on {files} "
+                    f"files ({share} of a whole write_file call); {linked} ms with a "
+                    "link to /usr in the workspace.")
         if name == "classifier":
             m = re.search(r"is_read_only_command ([\d,]+) commands/s, dangerous_reason "
                           r"([\d,]+) commands/s", output)
