@@ -99,7 +99,7 @@ def ex3_after_plan(request: dict) -> dict:
         return reply("Plan mode denies that write, so I'll present the plan myself.",
                      tool_use("exit_plan_mode", {"plan": PLAN}))
     if use["name"] == "write_file":
-        return reply("The plan is in .claude/plan.md; I'll present it from there.",
+        return reply("The plan is in .plan.md; I'll present it from there.",
                      tool_use("exit_plan_mode"))
     if use["name"] == "exit_plan_mode" and "approved your plan" in result:
         return reply(tool_use("edit_file", {"file_path": "inventory.py",
@@ -122,7 +122,7 @@ EX3 = {
         reply(tool_use("enter_plan_mode")),
         reply(tool_use("read_file", {"file_path": "inventory.py"})),
         reply("I'll draft the plan in the plan file.",
-              tool_use("write_file", {"file_path": ".claude/plan.md", "content": PLAN})),
+              tool_use("write_file", {"file_path": ".plan.md", "content": PLAN})),
         *[ex3_after_plan] * 3,
     ],
 }

@@ -28,27 +28,27 @@ def plan_mode(mod, **permissions):
 
 
 def test_is_plan_file(mod):
-    """Writes and edits of .claude/plan.md count; other paths and other tools do not."""
-    cases = [("write_file", {"file_path": ".claude/plan.md", "content": ""}, True),
-             ("edit_file", {"file_path": "./.claude/../.claude/plan.md", "old_string": "a",
+    """Writes and edits of .plan.md count; other paths and other tools do not."""
+    cases = [("write_file", {"file_path": ".plan.md", "content": ""}, True),
+             ("edit_file", {"file_path": "./notes/../.plan.md", "old_string": "a",
                             "new_string": "b"}, True),
-             ("write_file", {"file_path": "notes/plan.md", "content": ""}, False),
-             ("write_file", {"file_path": ".claude/plan.md.bak", "content": ""}, False),
-             ("read_file", {"file_path": ".claude/plan.md"}, False),
-             ("run_shell", {"command": "echo x > .claude/plan.md"}, False)]
+             ("write_file", {"file_path": "notes/.plan.md", "content": ""}, False),
+             ("write_file", {"file_path": ".plan.md.bak", "content": ""}, False),
+             ("read_file", {"file_path": ".plan.md"}, False),
+             ("run_shell", {"command": "echo x > .plan.md"}, False)]
     for tool, tool_input, want in cases:
         got = mod.is_plan_file(tool, tool_input)
         assert got is want, f"is_plan_file({tool!r}, {tool_input}) returned {got!r}, not {want!r}"
 
 
 def test_a_link_is_not_the_plan_file(mod):
-    """.claude/plan.md as a symbolic link to app.py: writing through it is not a plan write."""
+    """.plan.md as a symbolic link to app.py: writing through it is not a plan write."""
     Path("app.py").write_text("print('app')\n")
     Path(".claude").mkdir()
-    os.symlink(Path("app.py").resolve(), ".claude/plan.md")
-    got = mod.is_plan_file("write_file", {"file_path": ".claude/plan.md", "content": "x"})
+    os.symlink(Path("app.py").resolve(), ".plan.md")
+    got = mod.is_plan_file("write_file", {"file_path": ".plan.md", "content": "x"})
     assert got is False, (
-        "with .claude/plan.md a link to app.py, a write to .claude/plan.md really writes "
+        "with .plan.md a link to app.py, a write to .plan.md really writes "
         "app.py; is_plan_file must say False. Compare where the path leads with where "
         "the plan file should be, without resolving the latter.")
 
@@ -57,12 +57,12 @@ def test_plan_mode_lets_the_plan_be_written(mod):
     """In plan mode: the plan file can be written and then edited; app.py cannot."""
     Path("app.py").write_text("total = price\n")
     plan_mode(mod)
-    output, is_error = call_tool(mod, "write_file", file_path=".claude/plan.md", content=PLAN)
+    output, is_error = call_tool(mod, "write_file", file_path=".plan.md", content=PLAN)
     assert not is_error, f"plan mode should let write_file create the plan file: {output}"
-    assert Path(".claude/plan.md").read_text() == PLAN
-    output, is_error = call_tool(mod, "edit_file", file_path=".claude/plan.md",
+    assert Path(".plan.md").read_text() == PLAN
+    output, is_error = call_tool(mod, "edit_file", file_path=".plan.md",
                                  old_string="2. Add a test.", new_string="2. Add two tests.")
-    assert not is_error and "two tests" in Path(".claude/plan.md").read_text(), (
+    assert not is_error and "two tests" in Path(".plan.md").read_text(), (
         f"plan mode should let edit_file change the plan file: {output}")
     output, is_error = call_tool(mod, "write_file", file_path="app.py", content="oops\n")
     assert is_error and Path("app.py").read_text() == "total = price\n", (
@@ -71,17 +71,17 @@ def test_plan_mode_lets_the_plan_be_written(mod):
 
 def test_rules_still_come_first(mod):
     """A deny rule on the plan file wins over plan mode's exception."""
-    plan_mode(mod, deny=["Write(.claude/plan.md)"])
-    output, is_error = call_tool(mod, "write_file", file_path=".claude/plan.md", content=PLAN)
-    assert is_error and not Path(".claude/plan.md").exists(), (
+    plan_mode(mod, deny=["Write(.plan.md)"])
+    output, is_error = call_tool(mod, "write_file", file_path=".plan.md", content=PLAN)
+    assert is_error and not Path(".plan.md").exists(), (
         "a deny rule must still win: allow the plan file only where plan mode would "
         f"deny, after the deny rules, not before them. Got {output!r}")
 
 
 def test_outside_plan_mode_nothing_changes(mod):
-    """In default mode, writing .claude/plan.md asks (and, with no one to ask, is denied)."""
-    output, is_error = call_tool(mod, "write_file", file_path=".claude/plan.md", content=PLAN)
-    assert is_error and not Path(".claude/plan.md").exists(), (
+    """In default mode, writing .plan.md asks (and, with no one to ask, is denied)."""
+    output, is_error = call_tool(mod, "write_file", file_path=".plan.md", content=PLAN)
+    assert is_error and not Path(".plan.md").exists(), (
         f"the exception is for plan mode only: {output!r}")
 
 
@@ -93,10 +93,10 @@ def test_exit_without_a_plan_presents_the_plan_file(mod, monkeypatch, capsys):
         f"exit_plan_mode's `plan` should be optional now: required is {schema.get('required')}")
     plan_mode(mod)
     output, is_error = call_tool(mod, "exit_plan_mode")
-    assert is_error and ".claude/plan.md" in output, (
+    assert is_error and ".plan.md" in output, (
         f"no plan given and no plan file: say where to write the plan: {output!r}")
     assert mod.current_mode(mod.load_settings()) == "plan", "still in plan mode"
-    call_tool(mod, "write_file", file_path=".claude/plan.md", content=PLAN)
+    call_tool(mod, "write_file", file_path=".plan.md", content=PLAN)
     capsys.readouterr()
     output, is_error = call_tool(mod, "exit_plan_mode")
     shown = capsys.readouterr().out
@@ -110,7 +110,7 @@ def test_the_model_writes_its_plan_then_presents_it(mod, server, client, monkeyp
     monkeypatch.setattr(mod, "ask_plan_approval", lambda: (True, "approved"))
     server.add(reply(tool_use("tool_search", {"query": "select:enter_plan_mode,exit_plan_mode"})),
                reply(tool_use("enter_plan_mode", {})),
-               reply(tool_use("write_file", {"file_path": ".claude/plan.md", "content": PLAN})),
+               reply(tool_use("write_file", {"file_path": ".plan.md", "content": PLAN})),
                reply(tool_use("exit_plan_mode", {})),
                reply("Approved; starting."))
     _, final = run_agent(mod, client, "plan the fix")
