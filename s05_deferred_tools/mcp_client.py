@@ -192,8 +192,12 @@ def tool_problem(tool) -> str | None:
 
 
 def first_line(e: Exception) -> str:
-    """An exception in one line of at most 300 characters: pydantic's run to many."""
-    text = " ".join(str(e).split("\n")[:2]) or type(e).__name__
+    """An exception in one line of at most 300 characters: pydantic's run to many
+    (its first error is where and what: `inputSchema: Input should be ...`)."""
+    with contextlib.suppress(Exception):  # not pydantic's, or not as expected
+        first = e.errors()[0]
+        return f"{'.'.join(map(str, first['loc'])) or 'it'}: {first['msg']}"[:300]
+    text = str(e).split("\n")[0] or type(e).__name__
     return text[:300]
 
 
@@ -446,6 +450,9 @@ class McpServers:
         by side, all within `budget` seconds: {name: its tools (the SDK's Tool
         objects), or the McpError that says why not}. Ctrl-C while they start skips
         those not started yet; the others stay, and the agent goes on."""
+        if not servers:
+            return {}
+
         async def launch_all():
             for name, spec in servers.items():
                 self.launch(name, spec, cwd)

@@ -159,6 +159,32 @@ def trusted(workspace) -> Path:
     return write_settings(workspace, {"defaultMode": "acceptEdits"})
 
 
+# --- trust (s04 on): a folder's own programs run once it is trusted ----------------
+
+
+@pytest.fixture(autouse=True)
+def trust_answers_aside(tmp_path, monkeypatch):
+    """The chapters keep their trust answers in this test's own file (never the
+    user's config), and forget this run's answers after it: a test's folder starts
+    untrusted, as a cloned project does."""
+    monkeypatch.setenv("AGENT_COURSE_TRUST_FILE", str(tmp_path / "trust.json"))
+    yield
+    for name in CHAPTERS:
+        if (trust := sys.modules.get(f"{name}.trust")) is not None:
+            trust.THIS_RUN.clear()
+
+
+@pytest.fixture
+def trusted_folder(workspace) -> Path:
+    """The workspace, trusted as if you had said yes at a terminal: the hooks and MCP
+    servers its files name may run (s04 on). Not needed by a chapter's offline demo,
+    which trusts the scratch copy it made."""
+    answer = {"trusted": True, "when": "the test"}
+    Path(os.environ["AGENT_COURSE_TRUST_FILE"]).write_text(json.dumps(
+        {"folders": {str(workspace.resolve()): answer}}))
+    return workspace
+
+
 # --- the scripted model ------------------------------------------------------------
 
 

@@ -17,6 +17,9 @@ import pytest
 
 from conftest import call_tool, chapter_params, load_chapter, tool_use_block
 
+# Their hooks and MCP servers run: the folder is trusted (s04 · trust).
+pytestmark = pytest.mark.usefixtures("trusted_folder")
+
 
 @pytest.fixture(params=chapter_params("s04"))
 def mod(request):
