@@ -30,7 +30,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from offline.server import ScriptedServer  # noqa: E402
+from offline.server import ScriptedServer
 
 # Every chapter directory that exists, in course order.
 CHAPTERS = sorted(p.parent.name for p in ROOT.glob("s0*_*/code.py"))
@@ -59,7 +59,7 @@ def chapter_params(first: str):
 def xdist_groups(folder: Path = Path(__file__).parent) -> dict[str, str]:
     """'tests/test_docs.py' -> 'docs': each test file's xdist_group, from its source."""
     marks = {path: re.search(r'^pytestmark\b.*xdist_group\("(\w+)"\)',
-                             path.read_text(encoding="utf-8"), re.M)
+                             path.read_text(encoding="utf-8"), re.MULTILINE)
              for path in sorted(folder.glob("test_*.py"))}
     return {f"{folder.name}/{path.name}": m.group(1) for path, m in marks.items() if m}
 

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import (
@@ -72,6 +73,7 @@ for line in sys.stdin:
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "hostile", "version": "1"}}})
     elif method == "tools/list":
+        note(listed=True)
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": TOOLS}})
     elif method == "tools/call":
         name = msg["params"]["name"]
@@ -163,13 +165,14 @@ def test_a_cloned_project_starts_nothing_without_trust(chapter, workspace, hosti
     run = subprocess.run(
         [sys.executable, str(ROOT / chapter / "code.py"), "hi"], cwd=workspace,
         env=clean_env(ANTHROPIC_API_KEY="sk-secret-key", ANTHROPIC_BASE_URL=server.url),
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        check=False)
     assert run.returncode == 0, run.stderr
     assert events(hostile) == []  # it never ran
     trust_lines = [ln for ln in run.stdout.splitlines() if ln.startswith("trust:")]
-    assert trust_lines == [f"trust: {workspace.resolve()} is not trusted yet, so its 1 "
-                           "program(s) (hooks, MCP servers) do not run: start the agent "
-                           "at a terminal once to be asked"]
+    assert trust_lines == [(f"trust: {workspace.resolve()} is not trusted yet, so its "
+                            "1 program(s) (hooks, MCP servers) do not run: start the "
+                            "agent at a terminal once to be asked")]
     assert "mcp: .mcp.json: no server started: this folder is not trusted" in run.stdout
     assert "mcp: evil: not started: it asks for ANTHROPIC_API_KEY" in run.stdout
     assert "Hello." in run.stdout
@@ -201,13 +204,13 @@ def test_the_trust_question_shows_what_would_run_and_is_asked_once(workspace,
     assert (f"MCP server evil: {sys.executable} {hostile} echo  (env: HOSTILE_LOG, "
             "TOKEN)") in asked
     assert "ghp-the-real-value" not in asked
-    kept = json.loads(open(os.environ["AGENT_COURSE_TRUST_FILE"]).read())["folders"]
+    kept = json.loads(Path(os.environ["AGENT_COURSE_TRUST_FILE"]).read_text())["folders"]
     assert kept[str(workspace.resolve())]["trusted"] is True
     assert [e for e in events(hostile) if "started" in e]
     second = subprocess.run(
         [sys.executable, str(ROOT / "s05_deferred_tools" / "code.py"), "hi"],
         cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-        text=True, timeout=60)
+        text=True, timeout=60, check=False)
     assert "Trust this folder" not in second.stdout and "trust:" not in second.stdout
     assert "mcp: evil: 6 tools" in second.stdout
 
@@ -423,6 +426,7 @@ def test_ctrl_c_while_servers_start_skips_them_and_keeps_the_agent(
     proc = agent(chapter, workspace, server)
     try:
         wait_for(hostile, "hanging", proc)
+        wait_for(hostile, "listed", proc)  # the other one is up
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate("hi\n", timeout=60)
     finally:
