@@ -50,8 +50,8 @@ if mode == "grandchild":  # one in a new session, one orphaned at once
     tag = os.environ["HOSTILE_TAG"]
     subprocess.Popen(["sleep", f"600.{tag}1"], start_new_session=True)
     subprocess.Popen(["sh", "-c", f"setsid sleep 600.{tag}2 & exit 0"])
-TOOLS = [tool("echo"), tool("sleep"), tool("huge"), tool("media"), tool("refused"),
-         tool("noise")]
+TOOLS = [tool("echo"), tool("sleep", annotations={"readOnlyHint": True}), tool("huge"),
+         tool("media"), tool("refused"), tool("noise")]
 if mode == "badschema":
     TOOLS += [tool("broken", schema="not a schema"), {"description": "no name"}]
 if mode == "many":
@@ -384,16 +384,18 @@ def test_tool_search_is_bounded_and_shows_what_loading_costs(mod, workspace, hos
 def test_servers_start_side_by_side_within_one_budget(mod, workspace, hostile,
                                                       trusted_folder, connect,
                                                       monkeypatch):
-    """Three servers that each take 2 s to start, a budget of 5 s for them all: one
-    after another they would not fit; side by side, all three start. A fourth that
-    never answers is one line, and costs no more than the budget."""
-    monkeypatch.setattr(mod, "MCP_START_TIMEOUT", 5)
-    project(workspace, {f"slow{i}": server_entry(hostile, "echo", HOSTILE_DELAY="2")
+    """Three servers that each take a second to start: all three start, side by
+    side (each was launched before any was asked for its tools); a fourth that
+    never answers is one line once the budget, shared by all, is spent."""
+    monkeypatch.setattr(mod, "MCP_START_TIMEOUT", 15)
+    project(workspace, {f"slow{i}": server_entry(hostile, "echo", HOSTILE_DELAY="1")
                         for i in range(3)} | {"stuck": server_entry(hostile, "hang")})
     out = connect()
     assert [ln for ln in out.splitlines() if " tools, deferred" in ln] == [
         f"mcp: slow{i}: 6 tools, deferred (mcp__slow{i}__...)" for i in range(3)]
-    assert "mcp: stuck: did not start: no answer within 5 s" in out
+    assert "mcp: stuck: did not start: no answer within 15 s" in out
+    order = [next(iter(e)) for e in events(hostile) if {"started", "listed"} & set(e)]
+    assert order == ["started"] * 4 + ["listed"] * 3
 
 
 @pytest.fixture(params=chapter_params("s05"))

@@ -396,6 +396,7 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
         stdout, sys.stdout = sys.stdout, quiet
         try:
             if case.mcp:  # started as the chapter's main() does; schemas loaded
+                mod.THIS_RUN[ws.resolve()] = True  # the folder is trusted (s04)
                 mod.connect_mcp_servers()
                 mod.SESSION["loaded"] += [t["name"] for t in mod.TOOLS
                                           if t["name"].startswith("mcp__")]
