@@ -27,14 +27,14 @@ Reading map (search for "s04 ·" to find what is new):
     s04 · hooks: reading its answer
     s04 · hooks: every hook of an event
     s04 · hooks: in the gate, and after the call
-    s04 · trust: the folder's programs run once you trust it (and trust.py)
+    s04 · trust: the folder's programs run once you trust it
   Changed here: `agent_programs` adds the files the hooks run (the sandbox keeps
     them read-only); `execute_tool` runs the PreToolUse hooks before the gate and the
     PostToolUse ones after the call; `check_permission` weighs a hook's decision;
     `agent_loop` stops when a hook said `"continue": false`; `new_session` adds the
     hooks' session id, that stop and the quiet hooks, which `run_task` sums up;
-    `main` asks for trust, then lists the hooks, as `run_offline_demo` does (the
-    demo trusts the scratch copy it made); `parse_args` names the chapter;
+    `main` and `run_offline_demo` ask for trust first (the demo trusts the
+    scratch copy it made); `parse_args` names the chapter;
     `DENIED` adds a hook's block.
   Unchanged: the tools, the rules and modes, the bash classifier.
   Left for later: deferred tools (s05), concurrency (s06).
@@ -1384,6 +1384,13 @@ def trust_the_folder() -> bool:
                           stdin_is_interactive(), say=lambda t: print(printable(t)))
 
 
+def show_start() -> None:
+    """How a run starts: the folder's trust asked (once), then the rules and the
+    hooks in force, which say whether they run."""
+    trust_the_folder()
+    print(permission_summary(), hooks_summary(), sep="\n")
+
+
 # === s04 · hooks: running one hook ===
 def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
                  **extra) -> dict:
@@ -2052,7 +2059,7 @@ def run_offline_demo(args) -> int:
         THIS_RUN[Path.cwd().resolve()] = True  # s04: it wrote them itself
         print("trust: the demo trusts its scratch copy for this run (it wrote the\n"
               "programs it runs); in a folder of yours, the agent asks once first")
-        print(permission_summary(), hooks_summary(), sep="\n")
+        show_start()
         messages: list = []
         for prompt in prompts:
             print(f"{CHAPTER} >> {prompt}")
@@ -2150,8 +2157,7 @@ def main(argv=None) -> int:
             print(f"error: {problem}", file=sys.stderr)
             return 1
         client = make_client()
-        trust_the_folder()  # s04: before anything of the project runs
-        print(permission_summary(), hooks_summary(), sep="\n")
+        show_start()  # s04: the folder's trust first, then what is in force
         if args.prompt:
             run_task(" ".join(args.prompt), [], client, args)
             return 0

@@ -24,13 +24,13 @@ over a pipe of its own; a first reading can skip it. It expects hostile servers:
   included; exit_on_signal() makes `kill` and a closed terminal run that cleanup.
 
 Reading map:
-  s05 · mcp: the servers .mcp.json names   read_config(), check_server(), expand()
-  s05 · mcp: a tool's name in the pool     pool_names(), tool_problem()
-  s05 · mcp: a pipe a server cannot jam    bounded_stdio(), Pipe: read, capped
-  s05 · mcp: one thread, one event loop    McpServers.run(), one_line_logs()
-  s05 · mcp: servers, alive in their tasks start_all(), serve(): side by side
-  s05 · mcp: calling a tool                call(), as_text(): text, images, files
-  s05 · mcp: closing                       close(), process_tree(): none left
+  s05 · mcp: the servers .mcp.json names    read_config(), check_server(), expand()
+  s05 · mcp: a tool's name in the pool      pool_names(), tool_problem()
+  s05 · mcp: a pipe a server cannot jam     bounded_stdio(), Pipe: read, capped
+  s05 · mcp: one thread, one event loop     McpServers.run(), one_line_logs()
+  s05 · mcp: servers, alive in their tasks  start_all(), serve(): side by side
+  s05 · mcp: calling a tool                 call(), as_text(): text, images, files
+  s05 · mcp: closing                        close(), process_tree(): none left
 """
 
 import asyncio
@@ -312,17 +312,16 @@ async def read_lines(stream, deliver) -> None:
 
 @contextlib.asynccontextmanager
 async def bounded_stdio(params: dict, log, pipe: Pipe):
-    """The SDK's stdio_client, rebuilt around Pipe: start the server (a session of
-    its own), bridge its stdin and stdout to the session's streams, and on the way
-    out end it with its whole process tree."""
+    """The SDK's stdio_client, rebuilt around Pipe: start the server, bridge its
+    stdin and stdout to the session's streams; on the way out, end its tree."""
     import anyio
     env = {k: os.environ[k] for k in INHERITED if k in os.environ}
     env |= {**params["env"], MARK: params["mark"]}
     process = await anyio.open_process([params["command"], *params["args"]], env=env,
                                        stderr=log, cwd=params["cwd"],
                                        start_new_session=True)
-    to_session, read = anyio.create_memory_object_stream(0)
-    write, from_session = anyio.create_memory_object_stream(0)
+    (to_session, read), (write, from_session) = (
+        anyio.create_memory_object_stream(0), anyio.create_memory_object_stream(0))
 
     async def reader():
         async def deliver(line, size, ends):

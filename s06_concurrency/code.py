@@ -1546,8 +1546,8 @@ register(tool_search, "Load the full definitions of deferred tools so that you c
          {"query": (str, ("'select:name1,name2' loads tools by exact name; any other "
                           "query finds deferred tools by words of their names and "
                           "descriptions.")),
-          "max_results": (int, "The most tools a keyword query loads (default 5, "
-                                f"at most {MAX_SEARCH_RESULTS}).")},
+          "max_results": (int, ("The most tools a keyword query loads (default 5, "
+                                 f"at most {MAX_SEARCH_RESULTS})."))},
          ["query"], names=("ToolSearch",), **CHANGES_NOTHING)
 register(enter_plan_mode, "Switch to plan mode before a change that needs thought: "
          "explore with read-only tools, change nothing, then present your plan to the "
@@ -1905,6 +1905,13 @@ def trust_the_folder() -> bool:
     """Before anything of the project runs: is this folder trusted? Asks once."""
     return folder_trusted(Path.cwd().resolve(), project_programs(),
                           stdin_is_interactive(), say=lambda t: print(printable(t)))
+
+
+def show_start() -> None:
+    """How a run starts: the folder's trust asked (once), then the rules and the
+    hooks in force, which say whether they run."""
+    trust_the_folder()
+    print(permission_summary(), hooks_summary(), sep="\n")
 
 
 # === s04 · hooks: running one hook ===
@@ -2896,7 +2903,7 @@ def run_offline_demo(args) -> int:
         THIS_RUN[Path.cwd().resolve()] = True  # s04: it wrote them itself
         print("trust: the demo trusts its scratch copy for this run (it wrote the\n"
               "programs it runs); in a folder of yours, the agent asks once first")
-        print(permission_summary(), hooks_summary(), sep="\n")
+        show_start()
         connect_mcp_servers()
         messages: list = []
         try:
@@ -2997,8 +3004,7 @@ def main(argv=None) -> int:
             print(f"error: {problem}", file=sys.stderr)
             return 1
         client = make_client()
-        trust_the_folder()  # s04: before anything of the project runs
-        print(permission_summary(), hooks_summary(), sep="\n")
+        show_start()  # s04: the folder's trust first, then what is in force
         connect_mcp_servers()
         if args.prompt:
             run_task(" ".join(args.prompt), [], client, args)

@@ -13,7 +13,7 @@ would run (`project_programs`); this file keeps and asks. The same file stands i
 every chapter from s04 on.
 
 Reading map:
-  s04 · trust: where answers are kept     trust_file(), recorded(), record()
+  s04 · trust: where answers are kept     trust_file(), kept_answer(), record()
   s04 · trust: asking once                folder_trusted(), is_trusted()
 """
 
@@ -51,7 +51,7 @@ def answers() -> dict:
     return found if isinstance(found, dict) else {}
 
 
-def recorded(folder: Path) -> bool | None:
+def kept_answer(folder: Path) -> bool | None:
     """The answer kept for `folder`, or for the nearest folder above it that has one
     (trusting a folder trusts what it holds, as in Claude Code); None: never asked."""
     kept = answers()
@@ -87,7 +87,7 @@ def is_trusted(folder: Path) -> bool:
     this run's answer, else the one kept; never asked: no."""
     if folder in THIS_RUN:
         return THIS_RUN[folder]
-    return recorded(folder) is True
+    return kept_answer(folder) is True
 
 
 def folder_trusted(folder: Path, programs: list[str], interactive: bool,
@@ -97,7 +97,7 @@ def folder_trusted(folder: Path, programs: list[str], interactive: bool,
     showing what would run, and keep the answer; nobody to ask: no, in one line."""
     if not programs:
         return True
-    answer = THIS_RUN.get(folder, recorded(folder))
+    answer = THIS_RUN.get(folder, kept_answer(folder))
     if answer is not None:
         THIS_RUN[folder] = answer
         if not answer:

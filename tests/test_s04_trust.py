@@ -89,5 +89,5 @@ def test_the_answer_is_kept_outside_the_workspace(chapter, workspace, monkeypatc
     assert module.trust_file() == workspace.parent / "config" / "agent-course" / \
         "trust.json"
     assert module.record(workspace.resolve(), True) is None
-    assert module.recorded(workspace.resolve() / "sub") is True
+    assert module.kept_answer(workspace.resolve() / "sub") is True
     assert list(workspace.iterdir()) == []
