@@ -604,7 +604,7 @@ def process_tree(root: int, mark: str) -> set[int]:
     """The processes `root` started, as far as the OS tells: its descendants, and
     (Linux) every process whose environment still carries `mark`: a `setsid`
     grandchild leaves the group, and after its parent exits, the tree too."""
-    table = processes()  # pid -> parent pid
+    table = parent_pids()  # pid -> parent pid
     found, todo = set(), [root]
     while todo:
         parent = todo.pop()
@@ -619,7 +619,7 @@ def process_tree(root: int, mark: str) -> set[int]:
     return found - {os.getpid()}
 
 
-def processes() -> dict[int, int]:
+def parent_pids() -> dict[int, int]:
     """{pid: parent pid} of every process: /proc where there is one, else `ps`."""
     table = {}
     if os.path.isdir("/proc/self"):
