@@ -33,6 +33,7 @@ RUNS = {
     "classifier": [],
     "deferred_tools_size": [],
     "grep_vs_rg": ["--repeats", "3"],
+    "mcp_big_result": [],
     "memory_flat": ["--size-mb", "256"],
     "parallel_speedup": ["-n", "8", "-s", "0.5"],
     "protection_cost": [],

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import itertools
+import json
 import os
 import socket
 import sys
@@ -181,6 +182,11 @@ def workspace(tmp_path, monkeypatch) -> Path:
     folder = tmp_path / "workspace"
     folder.mkdir()
     monkeypatch.chdir(folder)
+    # the checks' hooks and servers run: this scratch folder is trusted (s04 on), in a
+    # trust file of its own, never yours
+    answers = tmp_path / "trust.json"
+    monkeypatch.setenv("AGENT_COURSE_TRUST_FILE", str(answers))
+    answers.write_text(json.dumps({"folders": {str(folder.resolve()): {"trusted": True}}}))
     return folder
 
 

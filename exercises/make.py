@@ -139,6 +139,7 @@ IMPORTS_MODULE = re.compile(r"^if __package__:.*\n(?:[ \t].*\n)+else:.*\n(?:[ \t
 
 
 MODULES = ("bash_safety.py", "sandbox.py", "rules.py",  # what code.py imports from beside it
+           "trust.py",  # (s04 on)
            "mcp_client.py", "skills.py",  # (s05 on)
            "background.py")  # (s06)
 

@@ -4,7 +4,9 @@ tool_search, then plan mode through deferred tools.
 The setup adds to the scratch copy what this chapter reads: two skills (one of them
 broken, to show that it is reported while the other still loads), a CHANGELOG.md, a
 settings file in acceptEdits mode (so that, with s03's permissions, the edits run
-without a prompt and plan mode has a mode to return to) with a deny rule on the MCP
+without a prompt and plan mode has a mode to return to) with an allow rule on the MCP
+tool that finds suppliers (its server claims readOnlyHint, which asks all the same:
+the rule is the learner's word for it), a deny rule on the MCP
 tool that places orders, a `.mcp.json` naming the stockroom server (offline/
 mcp_server.py, run by the Python running the demo) and, in settings.local.json, the
 approval that lets it start (enabledMcpjsonServers), so that it asks nothing.
@@ -77,7 +79,7 @@ PLAN = """\
 """
 REPORT = "python3 report.py"  # not read-only: it asks, and "always" remembers it
 STOCKROOM = Path(__file__).resolve().parent / "mcp_server.py"
-FIND_SUPPLIER = "mcp__stockroom__find_supplier"   # read-only (readOnlyHint): it runs
+FIND_SUPPLIER = "mcp__stockroom__find_supplier"   # claims read-only; an allow rule
 PLACE_ORDER = "mcp__stockroom__place_order"       # writes, and a deny rule names it
 
 
@@ -91,7 +93,8 @@ def setup(workdir: Path) -> None:
     (skills / "deploy" / "SKILL.md").write_text(BROKEN_SKILL)
     (workdir / ".claude" / "settings.json").write_text(
         '{"permissions": {"defaultMode": "acceptEdits",\n'
-        '                 "allow": ["Bash(python3 -m unittest *)"],\n'
+        '                 "allow": ["Bash(python3 -m unittest *)",\n'
+        f'                           "{FIND_SUPPLIER}"],\n'
         f'                 "deny": ["{PLACE_ORDER}"]}}}}\n')
     # the server runs with the Python running the demo: the one that has the mcp SDK
     (workdir / ".mcp.json").write_text(json.dumps({"mcpServers": {"stockroom": {

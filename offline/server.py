@@ -264,7 +264,16 @@ RULES = {
                  "'^[a-zA-Z0-9_-]{{1,64}}$'",
     "cache_breakpoints": "A maximum of 4 blocks with cache_control may be provided. "
                          "Found {n}.",
+    # what a tool_result's content may hold: text, images, documents, search results
+    "tool_result_block": "messages.{i}.content.{j}.tool_result.content.{k}: Input tag "
+                         "'{tag}' found using 'type' does not match any of the "
+                         "expected tags: 'document', 'image', 'search_result', 'text'",
+    "image_media_type": "messages.{i}.content.{j}.tool_result.content.{k}.image.source."
+                        "base64.media_type: Input should be 'image/jpeg', 'image/png', "
+                        "'image/gif' or 'image/webp'",
 }
+RESULT_BLOCKS = ("text", "image", "document", "search_result")
+IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
 
 
 def prompt_tokens(body: dict) -> int:
@@ -319,6 +328,13 @@ def _check_blocks(body: dict):
             for b in [block] + (inner if isinstance(inner, list) else []):
                 if b.get("type") == "text" and not b.get("text"):
                     return _broken("empty_text")
+            for k, b in enumerate(inner if isinstance(inner, list) else []):
+                if b.get("type") not in RESULT_BLOCKS:
+                    return _broken("tool_result_block", i=i, j=j, k=k, tag=b.get("type"))
+                source = b.get("source") or {}
+                if b["type"] == "image" and source.get("type") == "base64" and \
+                        source.get("media_type") not in IMAGE_TYPES:
+                    return _broken("image_media_type", i=i, j=j, k=k)
         # subtle: a whitespace-only text block beside other content is fine (a real
         # web-search reply holds " " and "\n\n" between its blocks); only a message
         # with nothing but whitespace is refused.

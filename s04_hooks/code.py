@@ -15,6 +15,10 @@ Claude Code works here unchanged. This chapter adds:
   every allow; its allow saves a prompt but never beats a deny or ask rule; its ask
   forces a prompt; its updatedInput is checked like the model's own input.
   PostToolUse hooks give the model feedback, and `"continue": false` stops the agent.
+- trust: a hook is a program the project's files name. The first time the agent
+  runs in a folder whose files would start programs, it shows them and asks once
+  whether you trust the folder (trust.py keeps the answer outside the workspace);
+  no one to ask, or no: the hooks do not run.
 
 Reading map (search for "s04 ·" to find what is new):
   New here:
@@ -23,12 +27,14 @@ Reading map (search for "s04 ·" to find what is new):
     s04 · hooks: reading its answer
     s04 · hooks: every hook of an event
     s04 · hooks: in the gate, and after the call
+    s04 · trust: the folder's programs run once you trust it
   Changed here: `agent_programs` adds the files the hooks run (the sandbox keeps
     them read-only); `execute_tool` runs the PreToolUse hooks before the gate and the
     PostToolUse ones after the call; `check_permission` weighs a hook's decision;
     `agent_loop` stops when a hook said `"continue": false`; `new_session` adds the
     hooks' session id, that stop and the quiet hooks, which `run_task` sums up;
-    `main` and `run_offline_demo` list the hooks, `parse_args` the chapter;
+    `main` and `run_offline_demo` ask for trust first (the demo trusts the
+    scratch copy it made); `parse_args` names the chapter;
     `DENIED` adds a hook's block.
   Unchanged: the tools, the rules and modes, the bash classifier.
   Left for later: deferred tools (s05), concurrency (s06).
@@ -77,6 +83,7 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                         path_rule_matches, protected_entry, read_denied,
                         read_deny_patterns, read_permissions, settings_problem,
                         shell_path_rule, shell_rule_applies, url_host)
+    from .trust import THIS_RUN, folder_trusted, is_trusted
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command,
                              shell_effects, unwrapped, within_budget)
@@ -88,6 +95,7 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                        path_rule_matches, protected_entry, read_denied,
                        read_deny_patterns, read_permissions, settings_problem,
                        shell_path_rule, shell_rule_applies, url_host)
+    from trust import THIS_RUN, folder_trusted, is_trusted
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s04"
@@ -1380,7 +1388,10 @@ def matcher_matches(matcher, tool_name: str) -> bool:
 
 
 def hooks_for(event: str, tool_name: str) -> list[tuple[str, float]]:
-    """(command, timeout) of each hook for this event and tool; a command once."""
+    """(command, timeout) of each hook for this event and tool; a command once.
+    None in a folder you do not trust (see s04 · trust)."""
+    if not is_trusted(Path.cwd().resolve()):
+        return []
     found = {}  # command -> timeout; a dict keeps the order of first appearance
     for group in load_hooks()[event]:
         if not matcher_matches(group.get("matcher"), tool_name):
@@ -1400,7 +1411,35 @@ def hooks_summary() -> str:
     counts = [f"{sum(len(g['hooks']) for g in gs if isinstance(g.get('hooks'), list))} "
               f"{event}{'' if event in HOOK_EVENTS else ' (not run by this chapter)'}"
               for event, gs in load_hooks().items() if gs]
-    return f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
+    untrusted = counts and not is_trusted(Path.cwd().resolve())
+    return (f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
+            + ", not run: this folder is not trusted" * bool(untrusted))
+
+
+# === s04 · trust: the folder's programs run once you trust it ===
+# A hook is a program the project's files name, run with your rights, outside the
+# sandbox: a repository you clone could name anything. So hooks run only in a folder
+# you trust; trust.py asks once, showing what would run, and keeps the answer
+# outside the workspace. No one to ask (stdin is not a terminal): they do not run.
+def project_programs() -> list[str]:
+    """What the project's files would start, as they write it: each hook command."""
+    return [f"hook {event}: {hook['command']}"
+            for event, groups in load_hooks().items() for group in groups
+            for hook in group.get("hooks") or []
+            if isinstance(hook, dict) and isinstance(hook.get("command"), str)]
+
+
+def trust_the_folder() -> bool:
+    """Before anything of the project runs: is this folder trusted? Asks once."""
+    return folder_trusted(Path.cwd().resolve(), project_programs(),
+                          stdin_is_interactive(), say=lambda t: print(printable(t)))
+
+
+def show_start() -> None:
+    """How a run starts: the folder's trust asked (once), then the rules and the
+    hooks in force, which say whether they run."""
+    trust_the_folder()
+    print(permission_summary(), hooks_summary(), sep="\n")
 
 
 # === s04 · hooks: running one hook ===
@@ -1421,7 +1460,7 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
     """Run one hook through the shell in the workspace, the payload on its stdin.
     {"exit": code, "stdout": ..., "stderr": ...}; exit None: it could not start or
     timed out, and "stderr" says which."""
-    env = {**os.environ, **NON_INTERACTIVE_ENV, "CLAUDE_PROJECT_DIR": str(Path.cwd())}
+    env = {**command_env(), "CLAUDE_PROJECT_DIR": str(Path.cwd())}  # no agent key
     # subtle: stdin is a file, not a pipe. Writing a big payload into a pipe that
     # the hook never reads would block us forever.
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, \
@@ -2068,7 +2107,10 @@ def run_offline_demo(args) -> int:
     from offline.demo import scripted_demo  # support code, not part of the lesson
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
         client = make_client()
-        print(permission_summary(), hooks_summary(), sep="\n")
+        THIS_RUN[Path.cwd().resolve()] = True  # s04: it wrote them itself
+        print("trust: the demo trusts its scratch copy for this run (it wrote the\n"
+              "programs it runs); in a folder of yours, the agent asks once first")
+        show_start()
         messages: list = []
         for prompt in prompts:
             print(f"{CHAPTER} >> {prompt}")
@@ -2166,7 +2208,7 @@ def main(argv=None) -> int:
             print(f"error: {problem}", file=sys.stderr)
             return 1
         client = make_client()
-        print(permission_summary(), hooks_summary(), sep="\n")
+        show_start()  # s04: the folder's trust first, then what is in force
         if args.prompt:
             run_task(" ".join(args.prompt), [], client, args)
             return 0

@@ -15,10 +15,13 @@ disclosure, Claude Code's way of paying only for what is used:
 - skills: each `.claude/skills/*/SKILL.md` appears in the system prompt by name and
   description only (its YAML front matter read by PyYAML in skills.py); `skill(name)`
   loads its instructions and names its folder.
-- MCP servers: `.mcp.json` names programs that offer tools (stdio); once approved,
-  each tool joins the pool as `mcp__server__tool`, deferred, after the built-ins;
-  the rules and hooks name it so. None outlives the agent, even on `kill`. The
-  talking (the `mcp` SDK, ${VAR} in .mcp.json, the names): mcp_client.py.
+- MCP servers: `.mcp.json` names programs that offer tools (stdio); in a folder
+  you trust (s04's question now shows them too) and once approved, they start side
+  by side and each tool joins the pool as `mcp__server__tool`, deferred, after the
+  built-ins; the rules and hooks name it so. A tool's readOnlyHint is its server's
+  claim: the gate still asks. Results are capped (MAX_MCP_OUTPUT_TOKENS), images
+  reach the model as images. None outlives the agent, nor what it started. The
+  talking, and the checks a hostile server meets: mcp_client.py.
 
 Reading map (search for "s05 ·" to find what is new):
   New here:
@@ -36,8 +39,10 @@ Reading map (search for "s05 ·" to find what is new):
     adds the loaded tools and the mode plan mode returns to; `show_result` shows a
     loaded tool in brief; `parse_args` names this chapter; (MCP) `rule_applies`
     lets a rule name a whole server, `decide` takes why a tool asks from its
-    metadata (an MCP tool: not marked read-only), `agent_programs` adds the
-    servers' programs, `main` and `run_offline_demo` start and stop the servers.
+    metadata (an MCP tool: not marked read-only, or only by its server's claim,
+    which asks), `agent_programs` adds the servers' programs, `project_programs`
+    shows them for trust, `agent_loop` sends a result's images, `main` and
+    `run_offline_demo` start and stop the servers.
   Unchanged: the file tools, permissions (s03) and hooks (s04).
   Left for later: concurrency and subagents (s06).
 
@@ -85,8 +90,9 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                         path_rule_matches, protected_entry, read_denied,
                         read_deny_patterns, read_permissions, settings_problem,
                         shell_path_rule, shell_rule_applies, url_host)
+    from .trust import THIS_RUN, folder_trusted, is_trusted
     from .mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
-                             read_config)
+                             read_config, server_commands)
     from .skills import SkillError, parse_skill_md
 else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
     from bash_safety import (dangerous_reason, is_read_only_command,
@@ -99,8 +105,9 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                        path_rule_matches, protected_entry, read_denied,
                        read_deny_patterns, read_permissions, settings_problem,
                        shell_path_rule, shell_rule_applies, url_host)
+    from trust import THIS_RUN, folder_trusted, is_trusted
     from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
-                            read_config)
+                            read_config, server_commands)
     from skills import SkillError, parse_skill_md
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -1190,7 +1197,7 @@ def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
     if tool == "web_fetch":
         return "ask", ("web_fetch reaches the network "
                        f"({url_host(tool_input['url'])})"), "mode"
-    if read_only:
+    if read_only and not meta.get("claims_read_only"):  # s05: an MCP server's claim
         return "allow", "read-only tool", "mode"
     if mode == "acceptEdits" and tool in EDIT_TOOLS:
         return "allow", "acceptEdits mode: a file edit inside the workspace", "mode"
@@ -1325,28 +1332,37 @@ def show_decision(decision: str, reason: str) -> None:
 
 
 # === s05 · deferred tools: tool_search ===
+# The most tools one search loads: each stays in every later request. (Claude Code
+# 2.1.331 takes any max_results; its keyword search cuts a query at 32 words.)
+MAX_SEARCH_RESULTS = 20
+
+
 def tool_search(query: str, max_results: int = 5) -> str:
     """Find deferred tools, load them, and return their full definitions."""
     if query.strip().lower().startswith("select:"):
         wanted = [w.strip() for w in query.strip()[len("select:"):].split(",")
                   if w.strip()]
+        if len(wanted) > MAX_SEARCH_RESULTS:
+            raise ToolError(f"select: at most {MAX_SEARCH_RESULTS} tools at a time.")
         names = [tool_meta(w)["tool"] for w in wanted]  # Claude Code names work too
         unknown = [w for w, name in zip(wanted, names) if name not in TOOL_BY_NAME]
         if unknown or not wanted:
             raise ToolError(f"no tool named {', '.join(unknown) or '(none given)'}. "
                             f"Deferred tools: {', '.join(deferred_names())}.")
     else:
-        names = rank_tools(query)[:max(1, max_results)]
+        names = rank_tools(query)[:min(max(1, max_results), MAX_SEARCH_RESULTS)]
         if not names:
             return (f"No deferred tool matches {query!r}. Deferred tools: "
                     f"{', '.join(deferred_names())}. Load one by name with "
                     "'select:<name>'.")
-    for name in names:
-        if is_deferred(name) and name not in SESSION["loaded"]:
-            SESSION["loaded"].append(name)  # never sorted: see tools_for_request
+    new = [n for n in dict.fromkeys(names) if is_deferred(n)
+           and n not in SESSION["loaded"]]
+    SESSION["loaded"] += new  # never sorted: see tools_for_request
     keys = ("name", "description", "input_schema")
     definitions = [{k: TOOL_BY_NAME[n][k] for k in keys} for n in dict.fromkeys(names)]
-    return (f"Loaded {len(definitions)} tool(s); you can call them now:\n"
+    cost = sum(len(json.dumps(TOOL_BY_NAME[n])) for n in new)  # what the API is sent
+    return (f"Loaded {len(definitions)} tool(s); you can call them now (every later "
+            f"request carries {cost:,} more characters of schemas):\n"
             + "\n".join(json.dumps(d) for d in definitions))
 
 
@@ -1360,7 +1376,8 @@ def rank_tools(query: str) -> list[str]:
     words = set(re.findall(r"[a-z0-9]+", query.lower())) - STOP_WORDS
     scores = {}
     for name in deferred_names():
-        in_name = set(name.split("_")) | {name.replace("_", "")}
+        own = name.split("__", 2)[-1]  # subtle: `mcp` or a server's name matches all
+        in_name = set(own.split("_")) | {own.replace("_", "")}
         in_name |= {cc.lower() for cc in tool_meta(name)["names"]}
         in_text = set(re.findall(r"[a-z0-9]+",
                                  TOOL_BY_NAME[name]["description"].lower()))
@@ -1528,7 +1545,8 @@ register(tool_search, "Load the full definitions of deferred tools so that you c
          {"query": (str, ("'select:name1,name2' loads tools by exact name; any other "
                           "query finds deferred tools by words of their names and "
                           "descriptions.")),
-          "max_results": (int, "The most tools a keyword query loads (default 5).")},
+          "max_results": (int, ("The most tools a keyword query loads (default 5, "
+                                 f"at most {MAX_SEARCH_RESULTS})."))},
          ["query"], names=("ToolSearch",), **CHANGES_NOTHING)
 register(enter_plan_mode, "Switch to plan mode before a change that needs thought: "
          "explore with read-only tools, change nothing, then present your plan to the "
@@ -1548,31 +1566,62 @@ register(skill, "Load a skill by name: its instructions, and the folder of the f
 # An MCP server is a program that offers tools over the Model Context Protocol (here:
 # JSON-RPC on its stdin and stdout). The project's `.mcp.json` names its servers, in
 # Claude Code's format. A server runs outside the sandbox, with your rights, as a
-# hook does: it starts only once approved, in the settings or by you at a terminal.
+# hook does: it starts only in a folder you trust (s04 · trust), and only once
+# approved, in the settings or by you at a terminal.
 MCP_CONFIG = ".mcp.json"   # at the workspace root
-MCP_START_TIMEOUT = 30     # seconds a server has to start and list its tools
+MCP_START_TIMEOUT = 30     # seconds the servers have, all together, to start
 MCP_CALL_TIMEOUT = 60      # seconds one tool call may take
-MCP = McpServers()         # the servers running (mcp_client.py); none at import
+MCP_OUTPUT_TOKENS = 25_000  # a result's text, at most: Claude Code's default, which
+#                            MAX_MCP_OUTPUT_TOKENS changes (about 4 characters each)
+APPROVALS = {"enableAllProjectMcpServers": bool, "enabledMcpjsonServers": list,
+             "disabledMcpjsonServers": list}  # the settings' fields, and their shape
 
 
-def mcp_approved(name: str, spec: dict) -> tuple[bool, str]:
-    """May this project server start? (yes/no, why not). The settings decide
-    (disabledMcpjsonServers first), else you do; no terminal, no start."""
-    settings = {}
+def show_mcp_line(text: str, error: bool = False) -> None:
+    row = printable(f"mcp: {text}")
+    print(f"\033[33m{row}\033[0m" if COLOR and error else row, flush=True)
+
+
+MCP = McpServers(lambda text: show_mcp_line(text, error=True))  # none at import
+
+
+def mcp_settings() -> dict:
+    """The approvals of both settings files (lists add up, the local file's switch
+    wins), each checked against Claude Code's shape: a list of exact server names, or
+    true/false. A field of another shape is one line, and counts for nothing."""
+    found = {"enabledMcpjsonServers": [], "disabledMcpjsonServers": []}
     for file in SETTINGS_FILES:
         with contextlib.suppress(ValueError, OSError, AttributeError):
-            settings |= json.loads((Path.cwd() / file).read_text(encoding="utf-8"))
-    if name in (settings.get("disabledMcpjsonServers") or []):
+            settings = json.loads((Path.cwd() / file).read_text(encoding="utf-8"))
+            for field, shape in APPROVALS.items():
+                value = settings.get(field, found.get(field))
+                if shape is list and isinstance(value, list) and all(
+                        isinstance(v, str) for v in value):
+                    found[field] = list(dict.fromkeys(found[field] + value))
+                elif shape is bool and isinstance(value, bool):
+                    found[field] = value
+                elif value is not None:
+                    show_mcp_line(f"{file}: {field} ignored: it must be "
+                                  + ("a list of server names" if shape is list
+                                     else "true or false"), error=True)
+    return found
+
+
+def mcp_approved(name: str, spec: dict, settings: dict) -> tuple[bool, str]:
+    """May this project server start? (yes/no, why not). The settings decide
+    (disabledMcpjsonServers first; names match exactly), else you do; no terminal,
+    no start."""
+    if name in settings["disabledMcpjsonServers"]:
         return False, "disabledMcpjsonServers in the settings"
-    if settings.get("enableAllProjectMcpServers") is True or name in (
-            settings.get("enabledMcpjsonServers") or []):
+    if settings.get("enableAllProjectMcpServers") is True or name in settings[
+            "enabledMcpjsonServers"]:
         return True, ""
     if not stdin_is_interactive():
         return False, ("not approved: list it in enabledMcpjsonServers in "
                        ".claude/settings.local.json, or start the agent at a terminal")
     print(printable(f"\n? Start the MCP server {name} from {MCP_CONFIG}: "
-                    f"{' '.join([spec['command'], *spec['args']])}\n"
-                    "  It runs outside the sandbox, with your rights."))
+                    f"{spec['shown']}\n  It runs outside the sandbox, with your "
+                    "rights."))
     answer = None
     while answer not in ("y", "yes", "n", "no"):
         try:
@@ -1586,16 +1635,11 @@ def mcp_programs() -> list:
     """The workspace files a server's command names (`python3 tools/server.py`), or
     their folder: a server runs outside the sandbox, which keeps them read-only."""
     workspace = Path.cwd().resolve()
-    words = [w for spec in read_config(Path.cwd() / MCP_CONFIG)[0].values()
-             for w in [spec["command"], *spec["args"]]]
+    words = [w for argv in server_commands(Path.cwd() / MCP_CONFIG).values()
+             for w in argv]
     paths = [(workspace / w).resolve() for w in words if w]
     return [p.parent if p.parent != workspace else p for p in paths
             if p.is_file() and p.is_relative_to(workspace)]
-
-
-def show_mcp_line(text: str, error: bool = False) -> None:
-    row = printable(f"mcp: {text}")
-    print(f"\033[33m{row}\033[0m" if COLOR and error else row, flush=True)
 
 
 # === s05 · MCP servers: their tools join the pool ===
@@ -1603,25 +1647,31 @@ def show_mcp_line(text: str, error: bool = False) -> None:
 # a proxy that forwards the call. They go after the built-in tools, sorted by name,
 # and deferred: the built-ins' cache mark (tools_for_request) stays where it was,
 # and a new server changes only the list of names in the system prompt. The gate,
-# the rules and the hooks see the MCP name like any other; only a tool that says so
-# (its readOnlyHint annotation) counts as read-only.
+# the rules and the hooks see the MCP name like any other. A tool's readOnlyHint is
+# its server's claim: plan mode lets it through, but the gate still asks you, as
+# Claude Code does, because only you can vouch for a server.
 def connect_mcp_servers() -> None:
-    """Start each approved server of .mcp.json and add its tools to the pool; one
-    line per server. A server that does not start leaves the agent as it was."""
-    servers, problems = read_config(Path.cwd() / MCP_CONFIG)  # ${VAR} filled in
+    """Start the approved servers of .mcp.json, side by side, and add their tools to
+    the pool; one line per server. One that does not start leaves the agent as it
+    was; Ctrl-C while they start skips those still starting."""
+    servers, problems = read_config(Path.cwd() / MCP_CONFIG)  # checked, ${VAR} in
     for problem in problems:
         show_mcp_line(problem, error=True)
-    added = []
+    if servers and not is_trusted(Path.cwd().resolve()):
+        return show_mcp_line(f"{MCP_CONFIG}: no server started: this folder is not "
+                             "trusted (s04 · trust)")
+    settings, approved = mcp_settings(), {}
     for name, spec in servers.items():
-        approved, why = mcp_approved(name, spec)
-        if not approved:
+        yes, why = mcp_approved(name, spec, settings)
+        if yes:
+            approved[name] = spec
+        else:
             show_mcp_line(f"{name}: not started ({why})")
-            continue
-        try:
-            tools = MCP.start(name, spec["command"], spec["args"], spec["env"],
-                              str(Path.cwd()), MCP_START_TIMEOUT)
-        except McpError as e:
-            show_mcp_line(f"{name}: did not start: {e}", error=True)
+    added = []
+    for name, tools in MCP.start_all(approved, str(Path.cwd()),
+                                     MCP_START_TIMEOUT).items():
+        if isinstance(tools, McpError):
+            show_mcp_line(f"{name}: did not start: {tools}", error=True)
             continue
         tools, left_out = pool_names(name, tools)  # {"mcp__name__tool": tool}
         added += [mcp_tool(name, *named) for named in tools.items()]
@@ -1637,22 +1687,66 @@ def connect_mcp_servers() -> None:
 def mcp_tool(server: str, name: str, tool) -> tuple[dict, object, dict]:
     """A server's tool for the pool: (its schema, named `name`, the proxy that calls
     it, its safety metadata from its annotations)."""
-    read_only = bool(tool.annotations and tool.annotations.read_only_hint is True)
+    claims = bool(tool.annotations and tool.annotations.read_only_hint is True)
 
     def proxy(**arguments) -> str:
-        output, failed = MCP.call(server, tool.name, arguments, MCP_CALL_TIMEOUT)
+        text, images, failed = MCP.call(server, tool.name, arguments,
+                                        MCP_CALL_TIMEOUT, save=save_media)
         if failed:  # an isError result, a dead server, a timeout: data, as always
-            raise ToolError(output)
-        return output
+            raise ToolError(capped_output(text))
+        return with_images(capped_output(text), images)
     schema = {"name": name, "description": tool.description or tool.title or name,
               "input_schema": tool.input_schema}
-    return schema, proxy, {"names": (), "is_read_only": lambda i: read_only,
+    asks = ("claims to be read-only (its server's readOnlyHint): only you can vouch "
+            "for that" if claims else "is not marked read-only (readOnlyHint)")
+    return schema, proxy, {"names": (), "is_read_only": lambda i: claims,
                            "is_destructive": lambda i: None,  # why it asks (decide):
-                           "asks": "is not marked read-only (readOnlyHint)"}
+                           "asks": asks, "claims_read_only": claims}
+
+
+def capped_output(text: str) -> str:
+    """A result's text within MAX_MCP_OUTPUT_TOKENS (and any result's limit), as
+    Claude Code counts tokens (4 characters each): past it, the head, and where the
+    whole was saved, as for any cut result."""
+    value = os.environ.get("MAX_MCP_OUTPUT_TOKENS", "")
+    tokens = int(value) if value.isdigit() and int(value) else MCP_OUTPUT_TOKENS
+    limit = min(4 * tokens, MAX_RESULT_CHARS - 500)
+    if len(text) <= limit:
+        return text
+    saved = save_result(text, f"mcp-{uuid.uuid4().hex[:12]}")
+    return (f"{text[:limit]}\n\n[... cut at {limit:,} characters (MAX_MCP_OUTPUT_TOKENS"
+            f" is {tokens:,} tokens): the whole result ({len(text):,} characters) "
+            f"{saved} ...]")
+
+
+def save_media(data: bytes, name: str) -> str:
+    """Where a file the API cannot take (audio, say) was saved, as a cut result is."""
+    return save_result(io.BytesIO(data), name)
+
+
+MEDIA = {}  # {key: [image blocks]}: a result's images, until its tool_result is sent
+ATTACHED = re.compile(r"\[\d+ image\(s\) attached \(([0-9a-f]{32})\)\]")
+
+
+def with_images(text: str, images: list) -> str:
+    """The text of a result, with a line that stands for its images."""
+    if not images:
+        return text
+    MEDIA[key := uuid.uuid4().hex] = images  # subtle: random, so no server forges it
+    return f"{text}\n[{len(images)} image(s) attached ({key})]"
+
+
+def result_content(output: str):
+    """A tool_result's content: the text, then the images its line stands for, as
+    the API's image blocks (a result with none: the text alone)."""
+    images = [block for key in ATTACHED.findall(output)
+              for block in MEDIA.pop(key, [])]
+    return [{"type": "text", "text": output}, *images] if images else output
 
 
 def disconnect_mcp_servers() -> None:
-    """Stop every server (no server outlives the agent) and take its tools out."""
+    """Stop every server (no server, nor what it started, outlives the agent) and
+    take its tools out."""
     MCP.close()
     TOOLS[:] = [tool for tool in TOOLS if not tool["name"].startswith("mcp__")]
     for registry in (TOOL_HANDLERS, TOOL_BY_NAME, TOOL_META):
@@ -1761,7 +1855,10 @@ def matcher_matches(matcher, tool_name: str) -> bool:
 
 
 def hooks_for(event: str, tool_name: str) -> list[tuple[str, float]]:
-    """(command, timeout) of each hook for this event and tool; a command once."""
+    """(command, timeout) of each hook for this event and tool; a command once.
+    None in a folder you do not trust (see s04 · trust)."""
+    if not is_trusted(Path.cwd().resolve()):
+        return []
     found = {}  # command -> timeout; a dict keeps the order of first appearance
     for group in load_hooks()[event]:
         if not matcher_matches(group.get("matcher"), tool_name):
@@ -1781,7 +1878,38 @@ def hooks_summary() -> str:
     counts = [f"{sum(len(g['hooks']) for g in gs if isinstance(g.get('hooks'), list))} "
               f"{event}{'' if event in HOOK_EVENTS else ' (not run by this chapter)'}"
               for event, gs in load_hooks().items() if gs]
-    return f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
+    untrusted = counts and not is_trusted(Path.cwd().resolve())
+    return (f"hooks: {', '.join(counts) or 'none'} (from .claude/settings*.json)"
+            + ", not run: this folder is not trusted" * bool(untrusted))
+
+
+# === s04 · trust: the folder's programs run once you trust it ===
+# A hook is a program the project's files name, run with your rights, outside the
+# sandbox: a repository you clone could name anything. So hooks run only in a folder
+# you trust; trust.py asks once, showing what would run, and keeps the answer
+# outside the workspace. No one to ask (stdin is not a terminal): they do not run.
+def project_programs() -> list[str]:
+    """What the project's files would start, as they write it: each hook command,
+    and (s05) each MCP server that could start: ${VAR} as written, env by name."""
+    servers = read_config(Path.cwd() / MCP_CONFIG)[0]
+    return [f"hook {event}: {hook['command']}"
+            for event, groups in load_hooks().items() for group in groups
+            for hook in group.get("hooks") or []
+            if isinstance(hook, dict) and isinstance(hook.get("command"), str)] + [
+        f"MCP server {name}: {spec['shown']}" for name, spec in servers.items()]
+
+
+def trust_the_folder() -> bool:
+    """Before anything of the project runs: is this folder trusted? Asks once."""
+    return folder_trusted(Path.cwd().resolve(), project_programs(),
+                          stdin_is_interactive(), say=lambda t: print(printable(t)))
+
+
+def show_start() -> None:
+    """How a run starts: the folder's trust asked (once), then the rules and the
+    hooks in force, which say whether they run."""
+    trust_the_folder()
+    print(permission_summary(), hooks_summary(), sep="\n")
 
 
 # === s04 · hooks: running one hook ===
@@ -1802,7 +1930,7 @@ def run_hook(command: str, payload: dict, timeout: float) -> dict:
     """Run one hook through the shell in the workspace, the payload on its stdin.
     {"exit": code, "stdout": ..., "stderr": ...}; exit None: it could not start or
     timed out, and "stderr" says which."""
-    env = {**os.environ, **NON_INTERACTIVE_ENV, "CLAUDE_PROJECT_DIR": str(Path.cwd())}
+    env = {**command_env(), "CLAUDE_PROJECT_DIR": str(Path.cwd())}  # no agent key
     # subtle: stdin is a file, not a pipe. Writing a big payload into a pipe that
     # the hook never reads would block us forever.
     with tempfile.TemporaryFile() as stdin, tempfile.TemporaryFile() as out, \
@@ -2310,7 +2438,8 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                 output, is_error = execute_tool(block)
                 show_result(output, is_error)
                 results.append({"type": "tool_result", "tool_use_id": block.id,
-                                "content": output, "is_error": is_error})
+                                "content": result_content(output),  # s05: images
+                                "is_error": is_error})
             results += [held_result(b, response) for b in held]
             messages.append({"role": "user", "content": results})
             if SESSION["stop"]:  # a hook said {"continue": false}: for the user only
@@ -2473,7 +2602,10 @@ def run_offline_demo(args) -> int:
     from offline.demo import scripted_demo  # support code, not part of the lesson
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
         client = make_client()
-        print(permission_summary(), hooks_summary(), sep="\n")
+        THIS_RUN[Path.cwd().resolve()] = True  # s04: it wrote them itself
+        print("trust: the demo trusts its scratch copy for this run (it wrote the\n"
+              "programs it runs); in a folder of yours, the agent asks once first")
+        show_start()
         connect_mcp_servers()
         messages: list = []
         try:
@@ -2574,7 +2706,7 @@ def main(argv=None) -> int:
             print(f"error: {problem}", file=sys.stderr)
             return 1
         client = make_client()
-        print(permission_summary(), hooks_summary(), sep="\n")
+        show_start()  # s04: the folder's trust first, then what is in force
         connect_mcp_servers()
         if args.prompt:
             run_task(" ".join(args.prompt), [], client, args)

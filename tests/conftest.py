@@ -30,7 +30,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from offline.server import ScriptedServer  # noqa: E402
+from offline.server import ScriptedServer
 
 # Every chapter directory that exists, in course order.
 CHAPTERS = sorted(p.parent.name for p in ROOT.glob("s0*_*/code.py"))
@@ -59,7 +59,7 @@ def chapter_params(first: str):
 def xdist_groups(folder: Path = Path(__file__).parent) -> dict[str, str]:
     """'tests/test_docs.py' -> 'docs': each test file's xdist_group, from its source."""
     marks = {path: re.search(r'^pytestmark\b.*xdist_group\("(\w+)"\)',
-                             path.read_text(encoding="utf-8"), re.M)
+                             path.read_text(encoding="utf-8"), re.MULTILINE)
              for path in sorted(folder.glob("test_*.py"))}
     return {f"{folder.name}/{path.name}": m.group(1) for path, m in marks.items() if m}
 
@@ -157,6 +157,32 @@ def trusted(workspace) -> Path:
     """Settings that accept edits inside the workspace: later chapters (s03+) then run
     edits without asking; s02 has no permissions and ignores the file."""
     return write_settings(workspace, {"defaultMode": "acceptEdits"})
+
+
+# --- trust (s04 on): a folder's own programs run once it is trusted ----------------
+
+
+@pytest.fixture(autouse=True)
+def trust_answers_aside(tmp_path, monkeypatch):
+    """The chapters keep their trust answers in this test's own file (never the
+    user's config), and forget this run's answers after it: a test's folder starts
+    untrusted, as a cloned project does."""
+    monkeypatch.setenv("AGENT_COURSE_TRUST_FILE", str(tmp_path / "trust.json"))
+    yield
+    for name in CHAPTERS:
+        if (trust := sys.modules.get(f"{name}.trust")) is not None:
+            trust.THIS_RUN.clear()
+
+
+@pytest.fixture
+def trusted_folder(workspace) -> Path:
+    """The workspace, trusted as if you had said yes at a terminal: the hooks and MCP
+    servers its files name may run (s04 on). Not needed by a chapter's offline demo,
+    which trusts the scratch copy it made."""
+    answer = {"trusted": True, "when": "the test"}
+    Path(os.environ["AGENT_COURSE_TRUST_FILE"]).write_text(json.dumps(
+        {"folders": {str(workspace.resolve()): answer}}))
+    return workspace
 
 
 # --- the scripted model ------------------------------------------------------------

@@ -40,7 +40,8 @@ MAX_FUNCTION_LINES = 40
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
 MODULES = (MODULE, "sandbox.py", "rules.py")  # ... the sandbox, the rule syntax
-LATER_MODULES = {"mcp_client.py": "s05",  # from a later chapter on: MCP's talking,
+LATER_MODULES = {"trust.py": "s04",  # from a later chapter on: a folder's trust,
+                 "mcp_client.py": "s05",  # MCP's talking,
                  "skills.py": "s05",  # a SKILL.md's front matter,
                  "background.py": "s06"}  # commands kept running in the background
 MODULE_CHAPTERS = [c for c in CHAPTERS if (ROOT / c / MODULE).exists()]

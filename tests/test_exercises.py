@@ -17,6 +17,7 @@ and every checker on the untouched starters, both freshly made into a scratch fo
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -33,8 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from exercises.make import (  # noqa: E402
 
-    PatchError, apply_patch, build, chapter_of, chapter_text, make, make_patch, patches,
-    regions, unlocated)
+    IMPORTS_MODULE, MODULES, PatchError, apply_patch, build, chapter_of, chapter_text,
+    make, make_patch, patches, regions, unlocated)
 
 # One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("exercises")
@@ -180,6 +181,67 @@ def test_patch_fits_its_chapter(patch):
     except PatchError as e:
         pytest.fail(f"{e}\nFix: make the file, correct it, then "
                     f"python exercises/make.py --save <file>", pytrace=False)
+
+
+def top_level_bindings(text: str) -> dict[str, list[str]]:
+    """name -> what binds it at a module's top level, in order: a def or a class (its
+    AST), an assignment (its AST), an import (what it imports). Inside a top-level if,
+    try or with too, but for the imports of the sibling modules, which are not pasted."""
+    found = {}
+    def walk(nodes):
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                found.setdefault(node.name, []).append(ast.dump(node))
+            elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:  # a name, or names unpacked; not x[k] or x.a
+                    for name in ([target] if isinstance(target, ast.Name) else
+                                 getattr(target, "elts", [])):
+                        if isinstance(name, ast.Name):
+                            found.setdefault(name.id, []).append(ast.dump(node))
+            elif isinstance(node, ast.Import):  # `import urllib.parse` binds urllib
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".")[0]
+                    found.setdefault(bound, []).append(
+                        f"import {alias.name if alias.asname else bound}")
+            elif isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    found.setdefault(alias.asname or alias.name, []).append(
+                        f"from {'.' * node.level}{node.module} import {alias.name}")
+            if isinstance(node, (ast.If, ast.Try, ast.With, ast.ExceptHandler)):
+                for block in ("body", "orelse", "finalbody", "handlers"):
+                    walk(getattr(node, block, []))
+    walk(ast.parse(IMPORTS_MODULE.sub("", text)).body)
+    return found
+
+
+# Names that two pasted files define differently on purpose, and why that is harmless.
+SAME_MEANING = {
+    "is_inside": "bash_safety.py's and code.py's: the same test (a path inside the "
+                 "workspace), written twice",
+}
+PASTED_CHAPTERS = [c.parent.name for c in sorted(ROOT.glob("s[0-9][0-9]_*/code.py"))
+                   if any(c.with_name(m).is_file() for m in MODULES)]
+
+
+@pytest.mark.parametrize("chapter", PASTED_CHAPTERS)
+def test_the_pasted_modules_shadow_no_name(chapter):
+    """An exercise file is code.py with its modules written in (make.py's MODULES):
+    one namespace. A top-level name that two of those files bind differently would be
+    the later one's everywhere, also in the earlier file's functions (mcp_client.py's
+    processes() once replaced sandbox.py's, and s06 ex2's commands failed)."""
+    code = ROOT / chapter / "code.py"
+    files = [code.with_name(m) for m in MODULES if code.with_name(m).is_file()] + [code]
+    bindings = {}  # name -> {file name: its bindings}
+    for file in files:
+        for name, bound in top_level_bindings(file.read_text(encoding="utf-8")).items():
+            bindings.setdefault(name, {})[file.name] = bound
+    clashes = {name: sorted(where) for name, where in bindings.items()
+               if len(where) > 1 and len({tuple(b) for b in where.values()}) > 1
+               and name not in SAME_MEANING}
+    assert not clashes, (
+        f"{chapter}: pasted into one exercise file, these names would shadow each "
+        f"other (name: the files that bind it): {clashes}; rename one")
 
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)

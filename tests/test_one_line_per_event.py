@@ -126,7 +126,7 @@ def args_for(mod) -> argparse.Namespace:
 
 
 @pytest.mark.parametrize("mod", chapter_params("s04"), indirect=True)
-def test_silent_hooks_are_summed_up_once_per_task(mod, trusted, server, client, capsys):
+def test_silent_hooks_are_summed_up_once_per_task(mod, trusted, trusted_folder, server, client, capsys):
     """A log-only hook on every call: no line per call, one line after the task."""
     hooks(trusted, PreToolUse="true", PostToolUse="true")
     server.add(reply(tool_use("run_shell", {"command": "echo one"})),
@@ -150,7 +150,7 @@ def test_hook_events_the_chapter_does_not_run_are_named_at_start(mod, workspace)
 
 
 @pytest.mark.parametrize("mod", chapter_params("s04"), indirect=True)
-def test_a_huge_hook_context_is_cut_and_said_so(mod, trusted, capsys):
+def test_a_huge_hook_context_is_cut_and_said_so(mod, trusted, trusted_folder, capsys):
     """A PostToolUse hook adds 3 MB of context: the model gets 10,000 characters and a
     note; the user sees a line saying so. Nothing vanishes in silence."""
     script = trusted / "big.py"
@@ -167,7 +167,7 @@ def test_a_huge_hook_context_is_cut_and_said_so(mod, trusted, capsys):
 
 
 @pytest.mark.parametrize("mod", chapter_params("s04"), indirect=True)
-def test_a_hook_output_over_the_cap_is_said_so(mod, trusted, capsys):
+def test_a_hook_output_over_the_cap_is_said_so(mod, trusted, trusted_folder, capsys):
     """A hook writes more than MAX_HOOK_OUTPUT: its line says the output was cut."""
     script = trusted / "flood.py"
     script.write_text(f"import sys\nsys.stdout.write('x' * {mod.MAX_HOOK_OUTPUT + 10})\n")

@@ -161,7 +161,8 @@ def test_a_read_after_cd_runs_unasked(chapter, server, client, workspace):
 
 
 @pytest.mark.parametrize("chapter", chapter_params("s04"))
-def test_a_hook_is_told_where_the_shell_stands(chapter, server, client, workspace):
+def test_a_hook_is_told_where_the_shell_stands(chapter, server, client, workspace,
+                                               trusted_folder):
     """A PreToolUse hook's input `cwd` is the shell's folder after a `cd`, as Claude
     Code's; the hook itself still runs at the workspace's root."""
     mod = load_chapter(chapter)

@@ -15,6 +15,9 @@ from conftest import (chapter_params, load_chapter, result_text, run_agent, run_
                       sent_tool_results)
 from offline.server import reply, tool_use
 
+# Their hooks and MCP servers run: the folder is trusted (s04 · trust).
+pytestmark = pytest.mark.usefixtures("trusted_folder")
+
 
 @pytest.fixture(params=chapter_params("s04"))
 def chapter(request):

@@ -17,6 +17,9 @@ import pytest
 
 from conftest import call_tool, chapter_params, load_chapter, tool_use_block
 
+# Their hooks and MCP servers run: the folder is trusted (s04 · trust).
+pytestmark = pytest.mark.usefixtures("trusted_folder")
+
 
 @pytest.fixture(params=chapter_params("s04"))
 def mod(request):
@@ -414,6 +417,18 @@ def test_the_stdin_payload(mod, workspace):
     assert after["hook_event_name"] == "PostToolUse"
     assert after["session_id"] == before["session_id"]
     assert "x.txt" in after["tool_response"]
+
+
+def test_a_hook_never_sees_the_agents_key(mod, workspace, monkeypatch):
+    """The agent's credentials reach no command it runs: a hook gets the environment
+    a shell command gets (no ANTHROPIC_API_KEY, no ANTHROPIC_AUTH_TOKEN)."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-key")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "secret-token")
+    settings(workspace, on("PreToolUse", "env > hook.env"))
+    output, is_error = call_tool(mod, "run_shell", command="echo ran")
+    seen = (workspace / "hook.env").read_text()
+    assert not is_error and "ran" in output
+    assert "PATH=" in seen and "secret" not in seen, seen
 
 
 def test_a_hook_that_ignores_a_huge_payload_does_not_hang(mod, workspace, capsys):

@@ -31,6 +31,9 @@ from conftest import (
 
 from offline.server import reply, tool_use
 
+# Their hooks and MCP servers run: the folder is trusted (s04 · trust).
+pytestmark = pytest.mark.usefixtures("trusted_folder")
+
 SERVER = ROOT / "offline" / "mcp_server.py"
 FIND = "mcp__stockroom__find_supplier"
 ORDER = "mcp__stockroom__place_order"
@@ -91,6 +94,9 @@ def connected(mod, workspace, capsys):
 
 
 APPROVED = {"enabledMcpjsonServers": ["stockroom"]}
+# find_supplier claims readOnlyHint, which asks all the same: this rule is your word
+ALLOW_FIND = {"permissions": {"allow": [FIND]}}
+ALLOW_ALL = {"permissions": {"allow": ["mcp__stockroom"]}}
 
 
 def test_first_request_names_the_mcp_tools_but_carries_no_schema(mod, connected,
@@ -115,7 +121,7 @@ def test_tool_search_loads_an_mcp_tool_and_its_call_reaches_the_server(
         mod, connected, workspace, server, client):
     """tool_search finds find_supplier by a keyword; its schema joins the request;
     the call returns the server's answer."""
-    connected(APPROVED)
+    connected(APPROVED | ALLOW_FIND)
     server.add(reply(tool_use("tool_search", {"query": "supplier reorder item",
                                               "max_results": 1})),
                reply(tool_use(FIND, {"item_name": "hinges"})), reply("Fixings Ltd."))
@@ -149,21 +155,40 @@ def test_deny_rules_stop_calls_before_the_server_sees_them(mod, connected, works
     assert "place_order" not in calls_seen(workspace)
 
 
-def test_a_tool_without_read_only_hint_asks_and_runs_with_an_allow_rule(
-        mod, connected, workspace):
-    """place_order does not say it only reads: in default mode it asks (no terminal:
-    no); with an allow rule it runs. find_supplier says readOnlyHint: it runs."""
+def test_a_tool_asks_in_default_mode_whatever_its_server_claims(mod, connected,
+                                                                  workspace):
+    """place_order does not say it only reads, and find_supplier's server claims it
+    does (readOnlyHint): in default mode both ask (no terminal: no), as in Claude
+    Code, and the line says which is only a claim; with allow rules both run."""
     connected(APPROVED)
     call_tool(mod, "tool_search", query=f"select:{ORDER},{FIND}")
     output, is_error = call_tool(mod, ORDER, item_name="bolts", quantity=10)
     assert is_error and "no one can answer" in output
     assert "is not marked read-only (readOnlyHint)" in output
-    assert not call_tool(mod, FIND, item_name="bolts")[1]
+    output, is_error = call_tool(mod, FIND, item_name="bolts")
+    assert is_error and "no one can answer" in output
+    assert "claims to be read-only (its server's readOnlyHint)" in output
+    assert calls_seen(workspace) == []
     (workspace / ".claude" / "settings.json").write_text(json.dumps(
-        APPROVED | {"permissions": {"allow": [ORDER]}}))
+        APPROVED | {"permissions": {"allow": [ORDER, FIND]}}))
     output, is_error = call_tool(mod, ORDER, item_name="bolts", quantity=10)
     assert not is_error and "ordered from Fixings Ltd" in output
-    assert calls_seen(workspace) == ["find_supplier", "place_order"]
+    assert not call_tool(mod, FIND, item_name="bolts")[1]
+    assert calls_seen(workspace) == ["place_order", "find_supplier"]
+
+
+def test_plan_mode_asks_for_a_claimed_read_only_tool_and_denies_the_rest(
+        mod, connected, workspace):
+    """Plan mode: a tool whose server claims readOnlyHint is not denied (it may be
+    what you explore with) but asks, as in default mode; one that claims nothing is
+    denied, as every writing call is in plan mode."""
+    connected(APPROVED | {"permissions": {"defaultMode": "plan"}})
+    call_tool(mod, "tool_search", query=f"select:{ORDER},{FIND}")
+    output, is_error = call_tool(mod, FIND, item_name="bolts")
+    assert is_error and "plan mode: mcp__stockroom__find_supplier claims" in output
+    output, is_error = call_tool(mod, ORDER, item_name="bolts", quantity=1)
+    assert is_error and "plan mode: only read-only calls run" in output
+    assert calls_seen(workspace) == []
 
 
 def test_a_hook_matching_mcp_sees_the_call(mod, connected, workspace):
@@ -172,8 +197,8 @@ def test_a_hook_matching_mcp_sees_the_call(mod, connected, workspace):
     hook = {"type": "command",
             "command": f"{sys.executable} -c \"import sys; open({str(seen)!r}, 'w')"
                        ".write(sys.stdin.read())\""}
-    connected(APPROVED | {"hooks": {"PreToolUse": [{"matcher": "mcp__.*",
-                                                     "hooks": [hook]}]}})
+    connected(APPROVED | ALLOW_FIND | {"hooks": {"PreToolUse": [
+        {"matcher": "mcp__.*", "hooks": [hook]}]}})
     call_tool(mod, "tool_search", query=f"select:{FIND}")
     assert not call_tool(mod, FIND, item_name="hinges")[1]
     payload = json.loads(seen.read_text())
@@ -185,7 +210,7 @@ def test_error_result_crash_and_timeout_are_data(mod, connected, workspace, serv
                                                  client):
     """An isError result, a call that times out and a server that dies mid-call each
     give an is_error tool_result; the agent finishes its task."""
-    connected(APPROVED)
+    connected(APPROVED | ALLOW_ALL)
     mod_timeout, mod.MCP_CALL_TIMEOUT = mod.MCP_CALL_TIMEOUT, 1
     try:
         names = [f"mcp__stockroom__{n}" for n in ("fail", "sleep", "crash")]
@@ -287,7 +312,7 @@ def test_names_the_api_would_refuse_are_left_out_with_one_line(mod, connected,
     spelled like an earlier one (`stock_count` after `stock.count`, its dot made
     `_`), are left out, on one line; with every other MCP tool loaded, the request
     passes the API's rule (the scripted server checks it) and the kept tool runs."""
-    out = connected(APPROVED)
+    out = connected(APPROVED | ALLOW_ALL)
     long_name = "reconcile_stock_counts_across_every_warehouse_and_supplier"
     assert [line for line in out.splitlines() if "left out" in line] == [(
         f"mcp: stockroom: tools left out: {long_name} (mcp__stockroom__{long_name} "
@@ -298,7 +323,9 @@ def test_names_the_api_would_refuse_are_left_out_with_one_line(mod, connected,
     assert all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name) for name in names)
     assert "(this tool is stock.count)" in mod.TOOL_BY_NAME[
         "mcp__stockroom__stock_count"]["description"]
-    call_tool(mod, "tool_search", query="select:" + ",".join(names))
+    for first in range(0, len(names), mod.MAX_SEARCH_RESULTS):  # at most 20 a time
+        call_tool(mod, "tool_search", query="select:" + ",".join(
+            names[first:first + mod.MAX_SEARCH_RESULTS]))
     server.add(reply(tool_use("mcp__stockroom__stock_count", {})), reply("Four."))
     run_agent(mod, client, "how many items?")
     sent = [t["name"] for t in server.requests[0]["tools"]]
@@ -321,7 +348,7 @@ def test_kill_or_a_closed_terminal_leaves_no_process(chapter, workspace, server,
     The server's command line carries this run's tag, from ${STOCKROOM_TAG}."""
     marker = f"{os.getpid() % 100_000:05d}{random.randrange(10**6):06d}"
     tag = f"tag-{marker}"
-    configure(workspace, APPROVED, {"stockroom": {
+    configure(workspace, APPROVED | ALLOW_ALL, {"stockroom": {
         "command": sys.executable, "args": [str(SERVER), "${STOCKROOM_TAG}"],
         "env": {"STOCKROOM_LOG": str(workspace.parent / "stockroom.log"),
                 "STOCKROOM_TEST_TOOLS": "1"}}})

@@ -278,10 +278,13 @@ if "secret" in call["tool_input"].get("file_path", ""):
 """
 
 
-def test_hook_block_inside_a_parallel_batch_hits_only_that_call(mod, server, client, workspace):
-    """A PreToolUse hook (exit 2) blocks one read of a parallel batch; the others run."""
+def test_hook_block_inside_a_parallel_batch_hits_only_that_call(mod, server, client,
+                                                               trusted_folder):
+    """A PreToolUse hook (exit 2) blocks one read of a parallel batch; the others run
+    (the folder is trusted, s04 on: its hooks run)."""
     if not hasattr(mod, "run_hooks"):
         pytest.skip("this chapter has no hooks yet (s04 is merged into the chain later)")
+    workspace = trusted_folder
     (workspace / "guard.py").write_text(HOOK)
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [

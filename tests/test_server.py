@@ -95,6 +95,28 @@ ANSWER = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.txt"}
 CALLED = {"role": "assistant", "content": [CALL]}
 ANSWERED = {"role": "user", "content": [ANSWER]}
 
+# 1x1 images of the four types the API takes (each decodes in a browser), and a BMP,
+# which it does not take
+IMAGES = {
+    "image/jpeg": "/9j/4AAQSkZJRgABAQEASABIAAD/2wBDAP" + "/" * 86 + "wgALCAABAAEBAREA/8QAFBAB"
+                  "AAAAAAAAAAAAAAAAAAAAAP/aAAgBAQABPxA=",
+    "image/png": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhK"
+                 "mMIQAAAABJRU5ErkJggg==",
+    "image/gif": "R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==",
+    "image/webp": "UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==",
+}
+BMP = "Qk06AAAAAAAAADYAAAAoAAAAAQAAAAEAAAABABgAAAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAA////AA=="
+
+
+def image(media_type: str, data: str) -> dict:
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type,
+                                        "data": data}}
+
+
+def answered_with(*blocks) -> dict:
+    """The user message that answers CALL with these content blocks."""
+    return {"role": "user", "content": [dict(ANSWER, content=list(blocks))]}
+
 # (rule, the messages that break it, the words of the API's answer)
 INVALID = [
     ("role", [{"role": "system", "content": "hi"}],
@@ -132,6 +154,16 @@ INVALID = [
      "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: "
      "toolu_1. Each `tool_result` block must have a corresponding `tool_use` block in "
      "the previous message."),
+    # a tool_result's content holds text, image, document and search_result blocks:
+    # audio (which an MCP server may send) is refused, at its index
+    ("tool_result_block", [SAY, CALLED, answered_with(
+        {"type": "text", "text": "a.txt"}, {"type": "audio", "data": "AAAA"})],
+     "messages.2.content.0.tool_result.content.1: Input tag 'audio' found using 'type' "
+     "does not match any of the expected tags: 'document', 'image', 'search_result', "
+     "'text'"),
+    ("image_media_type", [SAY, CALLED, answered_with(image("image/bmp", BMP))],
+     "messages.2.content.0.tool_result.content.0.image.source.base64.media_type: Input "
+     "should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'"),
 ]
 
 
@@ -190,6 +222,14 @@ VALID = {
         dict(ANSWER, is_error=True, content="Error: no such file")]}],
     "an empty result that is not an error": [SAY, CALLED, {"role": "user", "content": [
         dict(ANSWER, content="")]}],
+    "a result of text and an image of each type the API takes": [SAY, CALLED, answered_with(
+        {"type": "text", "text": "a.txt"}, *[image(t, d) for t, d in IMAGES.items()])],
+    "a result holding a document": [SAY, CALLED, answered_with(
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain",
+                                        "data": "the notes"}})],
+    "a result holding a search result": [SAY, CALLED, answered_with(
+        {"type": "search_result", "source": "https://example.com/notes", "title": "Notes",
+         "content": [{"type": "text", "text": "the notes"}]})],
 }
 
 
@@ -202,6 +242,7 @@ def test_a_valid_request_is_answered(server, client, messages):
 
 
 def test_every_rule_has_a_test():
+    """Each of the server's rules is shown refusing in INVALID (or in a test of its own)."""
     tested = {rule for rule, _, _ in INVALID} | {"max_tokens", "duplicate_tool_name",
                                                  "cache_breakpoints", "messages",
                                                  "tool_name"}

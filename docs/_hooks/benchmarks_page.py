@@ -24,6 +24,7 @@ HEADLINES = {
     "classifier": r"commands/s",
     "deferred_tools_size": r"^saved:|deferral|^\s+tools",
     "grep_vs_rg": r"^(grep_search|list_files)\s|\d\.\d\d\s*$",
+    "mcp_big_result": r"^the ",
     "memory_flat": r"^case|(yes|no)$",
     "parallel_speedup": r"speedup|\dx$",
     "protection_cost": r"^  |^the check",
@@ -50,12 +51,12 @@ def ratio_sentence(name: str, output: str) -> str:
             return "; ".join(parts) + "."
         if name == "parallel_speedup":
             ideal = re.search(r"ideal speedup ([\d.]+x)", output)[1]
-            got = re.findall(r"^(shell|subagents)\s.*\s([\d.]+x)$", output, re.M)
+            got = re.findall(r"^(shell|subagents)\s.*\s([\d.]+x)$", output, re.MULTILINE)
             return ("Speedup " + ", ".join(f"{x} ({case})" for case, x in got)
                     + f"; ideal {ideal}.")
         if name == "streaming_overlap":
             runs = re.findall(r"^(\w+): .*?hidden in stream\s+[\d.]+ s \((\d+)% .*?"
-                              r"of limit\s+(\d+) %", output, re.M | re.S)
+                              r"of limit\s+(\d+) %", output, re.MULTILINE | re.DOTALL)
             return "Tool time hidden inside the streamed reply: " + "; ".join(
                 f"{pct}% in the {case} scenario ({lim}% of what any agent could)"
                 for case, pct, lim in runs) + "."
@@ -70,7 +71,7 @@ def ratio_sentence(name: str, output: str) -> str:
                     f"({m[1]} bytes).")
         if name == "bash_ladder":
             row = re.search(r"^\| \*\*all\*\* \| (\d+) \| (\d+) \| (\d+) \| (\d+) \|$",
-                            output, re.M)
+                            output, re.MULTILINE)
             return (f"Of {row[1]} attacks, {row[2]} get through with the rules alone, "
                     f"{row[3]} with the classifier, {row[4]} with the sandbox.")
         if name == "sandbox_cost":
@@ -87,6 +88,12 @@ def ratio_sentence(name: str, output: str) -> str:
             return (f"The protection check costs {check} ms per write on {files} "
                     f"files ({share} of a whole write_file call); {linked} ms with a "
                     "link to /usr in the workspace.")
+        if name == "mcp_big_result":
+            rows = re.findall(r"^the (course|SDK).*?([\d.]+) MB\s+([\d.]+) s$", output,
+                              re.MULTILINE)
+            return (f"A {rows[0][1]} MB result is read in {rows[0][2]} s through the "
+                    f"course's pipe; the SDK's own reader took {rows[1][2]} s for "
+                    f"{rows[1][1]} MB (it grows as the square of a line's length).")
         if name == "classifier":
             m = re.search(r"is_read_only_command ([\d,]+) commands/s, dangerous_reason "
                           r"([\d,]+) commands/s", output)
@@ -108,7 +115,7 @@ def cleaned(output: str) -> str:
     """The output without this machine's folders (the page is the same anywhere)."""
     output = output.replace(str(ROOT) + "/", "")
     output = re.sub(r"/tmp/([a-z]+-bench-)\w+", r"/tmp/\1xxxxxxxx", output)
-    output = re.sub(r"^-{72,}$", "-" * 72, output, flags=re.M)  # rules fit a laptop
+    output = re.sub(r"^-{72,}$", "-" * 72, output, flags=re.MULTILINE)  # rules fit a laptop
     return re.sub(r"(\S{60})\S+", r"\1...", output)  # so do the previews of results
 
 

@@ -381,6 +381,8 @@ def run_chapter(mod, case: Case) -> dict:
 def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
     ws = make_workspace(case, root)
     monkeypatch.chdir(ws)
+    if hasattr(mod, "THIS_RUN"):  # trusted (s04 on), as Claude Code's config says on
+        monkeypatch.setitem(mod.THIS_RUN, ws.resolve(), True)  # its side: hooks run
     if case.shell == "stub":
         monkeypatch.setitem(mod.TOOL_HANDLERS, "run_shell",
                             lambda command, timeout=None: RAN)

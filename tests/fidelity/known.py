@@ -185,14 +185,6 @@ KNOWN["continue false"] = known(
     "{\"continue\": false}; s04 stops before the call, so nothing runs")
 
 # --- MCP servers (s05) ---
-KNOWN["mcp: a read-only tool"] = known(
-    "s05", "wider", "Claude Code 2.1.331 asks before every MCP tool that no rule "
-    "allows, whatever its annotations say; the course runs a tool whose readOnlyHint "
-    "is true unasked, as it runs its own read-only tools (issue 31). The hint is the "
-    "server's own claim: a server you approved already runs with your rights, so "
-    "trusting it gives the server no new power, but a server that marks a writing "
-    "tool read-only by mistake is not stopped. A tool without the hint asks in both, "
-    "and an ask or deny rule wins over the hint in both")
 KNOWN["mcp: deny rule on the tool"] = known(
     "s05", "choice", "both stop the call before the server sees it: Claude Code takes "
     "a denied MCP tool out of the tool list, so the call fails as 'No such tool "
