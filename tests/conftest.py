@@ -12,12 +12,14 @@ anthropic SDK talking to the scripted local Messages API server.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import io
 import json
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -47,8 +49,70 @@ def load_chapter(name: str):
 
 
 def chapter_params(first: str):
-    """pytest params for a `chapter` fixture: ids are the chapter names."""
+    """pytest params for a `chapter` fixture: ids are the chapter names. Every case
+    in every chapter: for what the chapters do differently."""
     return [pytest.param(c, id=c[:3]) for c in chapters_from(first)]
+
+
+# --- each thing tested once, where it lives ------------------------------------------
+# A chapter's code.py carries, copied, what the chapters before it taught, and the
+# modules are byte-identical copies (tests/test_chapters_read.py checks both the copies
+# and the banners). So a test need not play every case in every chapter:
+# - teaching_and_last(first): every case in the chapter that teaches the mechanism and
+#   in the last chapter (which carries everything); in the chapters between, a smoke:
+#   the test's first case only. For code.py's mechanisms.
+# - where_it_lives(first): every case in the chapter whose module it tests; a smoke in
+#   every later chapter (code.py there imports the same module, byte for byte). For
+#   tests whose cases exercise a module (bash_safety.py, rules.py, sandbox.py ...).
+# chapter_params(first) keeps every case in every chapter, where the chapters differ.
+# `pytest --every-chapter` plays every case in every chapter, whichever helper a test uses.
+SMOKE = "chapter_smoke"
+
+
+def teaching_and_last(first: str):
+    """pytest params: every case in `first` and in the last chapter, a smoke between."""
+    chapters = chapters_from(first)
+    return [pytest.param(c, id=c[:3], marks=() if c in (chapters[0], chapters[-1])
+                         else getattr(pytest.mark, SMOKE)(c)) for c in chapters]
+
+
+def where_it_lives(first: str):
+    """pytest params: every case in `first`, the module's home; a smoke after it."""
+    chapters = chapters_from(first)
+    return [pytest.param(c, id=c[:3], marks=() if c == chapters[0]
+                         else getattr(pytest.mark, SMOKE)(c)) for c in chapters]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--every-chapter", action="store_true",
+                     help="play every case of every test in every chapter, not a smoke "
+                          "in the chapters a mechanism is carried through")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"{SMOKE}(chapter): only the test's first case "
+                            "runs in this chapter (see teaching_and_last in conftest.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A smoke: in a chapter a test marks SMOKE, its first case stays; the others
+    are deselected (pytest counts them so), and --every-chapter plays them too."""
+    if config.getoption("--every-chapter"):
+        return
+    first: set = set()
+    kept, carried = [], []
+    for item in items:
+        mark = item.get_closest_marker(SMOKE)
+        if mark is not None:
+            key = (item.nodeid.split("[")[0], mark.args[0])
+            if key in first:
+                carried.append(item)
+                continue
+            first.add(key)
+        kept.append(item)
+    if carried:
+        config.hook.pytest_deselected(items=carried)
+        items[:] = kept
 
 
 # --- parallel runs (pytest -n auto) ------------------------------------------------
@@ -89,6 +153,36 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 # --- isolation -------------------------------------------------------------------
+
+
+def one_certificate() -> None:
+    """The tests speak plain HTTP to loopback only, yet every anthropic client (a
+    test's, a chapter's main(), a chapter run as a process) loads the system's whole
+    trust store to build its SSL context: 50 ms, thousands of times a run. With
+    SSL_CERT_FILE (which the SDK's HTTP client reads) naming a file of one of those
+    certificates, it takes 5 ms. A file of its own per process, written once."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return
+    paths = ssl.get_default_verify_paths()
+    for bundle in (paths.cafile, paths.openssl_cafile, "/etc/ssl/certs/ca-certificates.crt",
+                   "/etc/ssl/cert.pem"):
+        try:
+            text = Path(bundle or "").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        found = re.search(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----\n",
+                          text, re.S)
+        if found:
+            handle, name = tempfile.mkstemp(prefix="course-tests-", suffix=".pem")
+            with os.fdopen(handle, "w") as f:
+                f.write(found[0])
+            atexit.register(os.unlink, name)
+            os.environ["SSL_CERT_FILE"] = name
+            return
+
+
+one_certificate()
+
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 _real_connect = socket.socket.connect

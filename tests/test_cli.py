@@ -18,11 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, chapter_params, clean_env, load_chapter, run_cli, run_main
+from conftest import (ROOT, chapter_params, clean_env, load_chapter, run_cli, run_main,
+                      teaching_and_last)
 from offline.server import ScriptedServer, error, recorded, reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def chapter(request):
     return request.param
 

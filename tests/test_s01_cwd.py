@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from conftest import (chapter_params, load_chapter, result_text, run_agent,
-                      sent_tool_results, tool_use_block, write_settings)
+                      sent_tool_results, teaching_and_last, tool_use_block, write_settings)
 from offline.server import reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, chapter_params, load_chapter
+from conftest import ROOT, chapter_params, load_chapter, teaching_and_last
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -22,14 +22,14 @@ from pathlib import Path
 import pytest
 
 from conftest import (ROOT, call_tool, chapter_params, load_chapter, result_text,
-                      run_agent, run_cli, sent_tool_results)
+                      run_agent, run_cli, sent_tool_results, teaching_and_last)
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
 INSTALL = "sudo apt-get install bubblewrap"
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (assert_no_process, call_tool, chapter_params, load_chapter,
-                      result_text, run_cli, sent_tool_results)
+                      result_text, run_cli, sent_tool_results, teaching_and_last)
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
@@ -35,7 +35,7 @@ NOBODY = 65534
 ENDS = [chapter_params("s03")[0], chapter_params("s03")[-1]]
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     mod = load_chapter(request.param)
     if missing := mod.sandbox_missing(mod.sandbox_settings([])):

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (chapter_params, load_chapter, result_text, run_agent, run_cli,
-                      sent_tool_results)
+from conftest import (load_chapter, result_text, run_agent, run_cli, sent_tool_results,
+                      teaching_and_last)
 from offline.server import reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s04"))
+@pytest.fixture(params=teaching_and_last("s04"))
 def chapter(request):
     return request.param
 

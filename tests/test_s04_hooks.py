@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import call_tool, chapter_params, load_chapter, tool_use_block
+from conftest import call_tool, load_chapter, teaching_and_last, tool_use_block
 
 
-@pytest.fixture(params=chapter_params("s04"))
+@pytest.fixture(params=teaching_and_last("s04"))
 def mod(request):
     return load_chapter(request.param)
 

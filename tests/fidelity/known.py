@@ -72,7 +72,7 @@ KNOWN = {
         "usually at the end) and saves the whole result in .tool-results",
         owner="s01"),
     "a failure before grep (a && grep)": known(
-        "s02", "choice", "Claude Code 2.1.331 reads exit 1 by the line's last program "
+        "s02", "choice", "Claude Code 2.1.332 reads exit 1 by the line's last program "
         "alone, so `cat missing && grep -n one a.txt` (cat failed, grep never ran) is "
         "not an error there; the course cannot tell whose 1 it is after `&&` and calls "
         "it a failure (issue 30: when unsure, a failure as before)", owner="s01"),
@@ -174,7 +174,7 @@ KNOWN["continue false"] = known(
 
 # --- MCP servers (s05) ---
 KNOWN["mcp: a read-only tool"] = known(
-    "s05", "wider", "Claude Code 2.1.331 asks before every MCP tool that no rule "
+    "s05", "wider", "Claude Code 2.1.332 asks before every MCP tool that no rule "
     "allows, whatever its annotations say; the course runs a tool whose readOnlyHint "
     "is true unasked, as it runs its own read-only tools (issue 31). The hint is the "
     "server's own claim: a server you approved already runs with your rights, so "
