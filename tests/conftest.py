@@ -302,19 +302,35 @@ def result_text(block: dict) -> str:
 # --- running a chapter as a user does ------------------------------------------------
 
 
-def assert_no_process(pattern: str, within: float = 30) -> None:
-    """No process's command line matches `pattern` (pgrep -f): a killed one may take
-    a moment to go, so this waits up to `within` seconds (a guard against a hang,
-    not a claim about speed)."""
+# No test waits on the clock: a test waits for an event (a file, a line, a request, a
+# process that starts or ends). The clock only guards against a hang: GUARD seconds,
+# far past what any wait takes on a busy machine, and a test's wait ends as soon as
+# what it waits for can no longer happen (`unless`: the process ended, the turn ended).
+GUARD = 300.0
+
+
+def wait_until(condition, unless=lambda: False, guard: float = GUARD) -> bool:
+    """Wait for `condition()`: True once it holds; False as soon as `unless()` holds
+    (it can no longer come), or after `guard` seconds (a hang)."""
     import time
-    deadline = time.monotonic() + within
-    while True:
+    deadline = time.monotonic() + guard
+    while not condition():
+        if unless() or time.monotonic() > deadline:
+            return bool(condition())
+        time.sleep(0.02)
+    return True
+
+
+def assert_no_process(pattern: str, within: float = GUARD) -> None:
+    """No process's command line matches `pattern` (pgrep -f): a killed one may take
+    a moment to go, so this waits for it to go (`within`: a guard against a hang,
+    not a claim about speed)."""
+    def gone() -> bool:
+        return not subprocess.run(["pgrep", "-f", pattern], capture_output=True,
+                                  text=True).stdout.strip()
+    if not wait_until(gone, guard=within):
         left = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-        if not left.stdout.strip():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still running ({pattern}): {left.stdout.split()}")
-        time.sleep(0.1)
+        raise AssertionError(f"still running ({pattern}): {left.stdout.split()}")
 
 
 def clean_env(**extra) -> dict:

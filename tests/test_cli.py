@@ -13,13 +13,12 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import (ROOT, chapter_params, clean_env, load_chapter, run_cli, run_main,
-                      teaching_and_last)
+from conftest import (GUARD, ROOT, chapter_params, clean_env, load_chapter, run_cli,
+                      run_main, teaching_and_last, wait_until)
 from offline.server import ScriptedServer, error, recorded, reply, tool_use
 
 
@@ -126,11 +125,11 @@ def test_ctrl_c_is_one_line_not_a_traceback(chapter, server, workspace):
         [sys.executable, str(ROOT / chapter / "code.py"), "hi"], cwd=workspace,
         env=clean_env(**live(server)), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while not server.requests and time.monotonic() < deadline:
-        time.sleep(0.05)
+    # the event: the request reached the server (the model is thinking), however
+    # long the chapter took to start; a Ctrl-C before it would hit the start-up
+    assert wait_until(lambda: server.requests, unless=lambda: proc.poll() is not None)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=20)
+    out, err = proc.communicate(timeout=GUARD)
     assert proc.returncode == 130
     assert "Traceback" not in err and "interrupted" in err
 
