@@ -64,23 +64,28 @@ def chapter_params(first: str):
 # - where_it_lives(first): every case in the chapter whose module it tests; a smoke in
 #   every later chapter (code.py there imports the same module, byte for byte). For
 #   tests whose cases exercise a module (bash_safety.py, rules.py, sandbox.py ...).
+# between=False leaves the chapters between out: for a costly test (a process, a demo,
+# a fuzz run), when another test of the file is the smoke there.
 # chapter_params(first) keeps every case in every chapter, where the chapters differ.
 # `pytest --every-chapter` plays every case in every chapter, whichever helper a test uses.
 SMOKE = "chapter_smoke"
 
 
-def teaching_and_last(first: str):
+def teaching_and_last(first: str, between: bool = True):
     """pytest params: every case in `first` and in the last chapter, a smoke between."""
     chapters = chapters_from(first)
-    return [pytest.param(c, id=c[:3], marks=() if c in (chapters[0], chapters[-1])
-                         else getattr(pytest.mark, SMOKE)(c)) for c in chapters]
+    ends = (chapters[0], chapters[-1])
+    return [pytest.param(c, id=c[:3], marks=() if c in ends
+                         else getattr(pytest.mark, SMOKE)(c))
+            for c in chapters if between or c in ends]
 
 
-def where_it_lives(first: str):
+def where_it_lives(first: str, between: bool = True):
     """pytest params: every case in `first`, the module's home; a smoke after it."""
     chapters = chapters_from(first)
     return [pytest.param(c, id=c[:3], marks=() if c == chapters[0]
-                         else getattr(pytest.mark, SMOKE)(c)) for c in chapters]
+                         else getattr(pytest.mark, SMOKE)(c))
+            for c in chapters if between or c in (chapters[0], chapters[-1])]
 
 
 def pytest_addoption(parser):
@@ -116,8 +121,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 # --- parallel runs (pytest -n auto) ------------------------------------------------
-# A file whose `pytestmark` names an xdist_group builds something once (the site, the
-# exercises' checker runs): all the tests of a group go to one worker. pytest-xdist 3.8
+# A file whose `pytestmark` names an xdist_group builds something once (the exercises'
+# checker runs): all the tests of a group go to one worker. (The site is built once a
+# run by a lock instead, so that its tests spread over the workers: test_docs.py.) pytest-xdist 3.8
 # loses the mark on pytest >= 9.2 (pytest-xdist issue 1386), and then each worker built
 # the site and ran the checkers again; so the scheduler reads the groups from the files.
 def xdist_groups(folder: Path = Path(__file__).parent) -> dict[str, str]:

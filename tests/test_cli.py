@@ -1,7 +1,8 @@
 """The command line every chapter keeps: one-shot, REPL, offline demo, clear errors.
 
 A learner's first command, `python sNN_x/code.py` with no key, runs in a subprocess
-for every chapter. Each other contract runs as a subprocess once (in s01, and Ctrl-C
+in s01 and s06 (every chapter's demo runs as a process in the docs build too, and
+must print its README's transcript). Each other contract runs as a subprocess once (in s01, and Ctrl-C
 in s06 too, whose loop streams), as a learner runs it; its other cases call the same
 main() in the test's process (run_main: same arguments, environment, directory and
 stdin), which spares ~1.5 s of Python and SDK start-up per case (the docs build runs
@@ -138,6 +139,12 @@ def demo_workspace(stdout: str) -> Path:
     return Path(re.search(r"Workspace: (\S+)", stdout).group(1))
 
 
+# The demos: each chapter's runs in the docs build (its transcript, checked against its
+# README); here the contracts around it, in the first chapter and the last.
+DEMO_CHAPTERS = teaching_and_last("s01", between=False)
+
+
+@pytest.mark.parametrize("chapter", DEMO_CHAPTERS)
 def test_no_key_plays_the_offline_demo(chapter, workspace, tmp_path):
     """With no key at all, the chapter plays its scripted demo and exits 0."""
     proc = run_cli(chapter, cwd=workspace, TMPDIR=str(tmp_path), timeout=120)
@@ -152,6 +159,7 @@ def test_no_key_plays_the_offline_demo(chapter, workspace, tmp_path):
         in proc.stdout and folder.is_dir()
 
 
+@pytest.mark.parametrize("chapter", DEMO_CHAPTERS)
 def test_a_task_with_no_key_says_it_was_not_run(chapter, workspace, tmp_path):
     """With no key, a task given on the command line is not quietly swapped for the
     demo: one line says it was not run and why, then the demo plays."""
@@ -164,6 +172,7 @@ def test_a_task_with_no_key_says_it_was_not_run(chapter, workspace, tmp_path):
     assert "fix the bug" not in rest  # the demo plays its own prompts
 
 
+@pytest.mark.parametrize("chapter", DEMO_CHAPTERS)
 def test_offline_flag_forces_the_demo_even_with_a_key(chapter, workspace, tmp_path):
     proc = run_main(chapter, "--offline", cwd=workspace, TMPDIR=str(tmp_path), timeout=120,
                    ANTHROPIC_API_KEY="a-real-looking-key", ANTHROPIC_BASE_URL="http://127.0.0.1:9")

@@ -387,7 +387,7 @@ def test_edit_refused_then_read_then_edited(mod, workspace, server, client):
 
 # --- the command line ---------------------------------------------------------------
 
-@pytest.fixture(params=teaching_and_last("s03"))
+@pytest.fixture(params=teaching_and_last("s03", between=False))  # each a process
 def chapter(request):
     return request.param
 

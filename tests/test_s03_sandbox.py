@@ -279,6 +279,7 @@ def test_without_bubblewrap_the_demo_says_so_and_still_runs(chapter, tmp_path):
     assert lines and INSTALL in lines[0] and "best effort" in lines[0]
 
 
+@pytest.mark.parametrize("mod", teaching_and_last("s03", between=False), indirect=True)
 def test_with_bubblewrap_the_demo_runs_confined(sandboxed, tmp_path):
     chapter = sandboxed.__name__.split(".")[0]
     run = run_cli(chapter, "--offline", cwd=tmp_path, timeout=120)

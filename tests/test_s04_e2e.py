@@ -142,6 +142,7 @@ def test_continue_false_stops_the_agent(mod, workspace, server, client):
     assert "daily budget" not in json.dumps(server.requests[1])
 
 
+@pytest.mark.parametrize("chapter", teaching_and_last("s04", between=False))
 def test_one_shot_run_stopped_by_a_hook_exits_0(chapter, workspace, server):
     write_settings(workspace, {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command":
         "echo '{\"continue\": false, \"stopReason\": \"stop requested by hook\"}'"}]}]}})
