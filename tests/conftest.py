@@ -12,12 +12,14 @@ anthropic SDK talking to the scripted local Messages API server.
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import io
 import json
 import os
 import re
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -47,13 +49,81 @@ def load_chapter(name: str):
 
 
 def chapter_params(first: str):
-    """pytest params for a `chapter` fixture: ids are the chapter names."""
+    """pytest params for a `chapter` fixture: ids are the chapter names. Every case
+    in every chapter: for what the chapters do differently."""
     return [pytest.param(c, id=c[:3]) for c in chapters_from(first)]
 
 
+# --- each thing tested once, where it lives ------------------------------------------
+# A chapter's code.py carries, copied, what the chapters before it taught, and the
+# modules are byte-identical copies (tests/test_chapters_read.py checks both the copies
+# and the banners). So a test need not play every case in every chapter:
+# - teaching_and_last(first): every case in the chapter that teaches the mechanism and
+#   in the last chapter (which carries everything); in the chapters between, a smoke:
+#   the test's first case only. For code.py's mechanisms.
+# - where_it_lives(first): every case in the chapter whose module it tests; a smoke in
+#   every later chapter (code.py there imports the same module, byte for byte). For
+#   tests whose cases exercise a module (bash_safety.py, rules.py, sandbox.py ...).
+# between=False leaves the chapters between out: for a costly test (a process, a demo,
+# a fuzz run), when another test of the file is the smoke there.
+# chapter_params(first) keeps every case in every chapter, where the chapters differ.
+# `pytest --every-chapter` plays every case in every chapter, whichever helper a test uses.
+SMOKE = "chapter_smoke"
+
+
+def teaching_and_last(first: str, between: bool = True):
+    """pytest params: every case in `first` and in the last chapter, a smoke between."""
+    chapters = chapters_from(first)
+    ends = (chapters[0], chapters[-1])
+    return [pytest.param(c, id=c[:3], marks=() if c in ends
+                         else getattr(pytest.mark, SMOKE)(c))
+            for c in chapters if between or c in ends]
+
+
+def where_it_lives(first: str, between: bool = True):
+    """pytest params: every case in `first`, the module's home; a smoke after it."""
+    chapters = chapters_from(first)
+    return [pytest.param(c, id=c[:3], marks=() if c == chapters[0]
+                         else getattr(pytest.mark, SMOKE)(c))
+            for c in chapters if between or c in (chapters[0], chapters[-1])]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--every-chapter", action="store_true",
+                     help="play every case of every test in every chapter, not a smoke "
+                          "in the chapters a mechanism is carried through")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"{SMOKE}(chapter): only the test's first case "
+                            "runs in this chapter (see teaching_and_last in conftest.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """A smoke: in a chapter a test marks SMOKE, its first case stays; the others
+    are deselected (pytest counts them so), and --every-chapter plays them too."""
+    if config.getoption("--every-chapter"):
+        return
+    first: set = set()
+    kept, carried = [], []
+    for item in items:
+        mark = item.get_closest_marker(SMOKE)
+        if mark is not None:
+            key = (item.nodeid.split("[")[0], mark.args[0])
+            if key in first:
+                carried.append(item)
+                continue
+            first.add(key)
+        kept.append(item)
+    if carried:
+        config.hook.pytest_deselected(items=carried)
+        items[:] = kept
+
+
 # --- parallel runs (pytest -n auto) ------------------------------------------------
-# A file whose `pytestmark` names an xdist_group builds something once (the site, the
-# exercises' checker runs): all the tests of a group go to one worker. pytest-xdist 3.8
+# A file whose `pytestmark` names an xdist_group builds something once (the exercises'
+# checker runs): all the tests of a group go to one worker. (The site is built once a
+# run by a lock instead, so that its tests spread over the workers: test_docs.py.) pytest-xdist 3.8
 # loses the mark on pytest >= 9.2 (pytest-xdist issue 1386), and then each worker built
 # the site and ran the checkers again; so the scheduler reads the groups from the files.
 def xdist_groups(folder: Path = Path(__file__).parent) -> dict[str, str]:
@@ -89,6 +159,36 @@ def pytest_xdist_auto_num_workers(config) -> int:
 
 
 # --- isolation -------------------------------------------------------------------
+
+
+def one_certificate() -> None:
+    """The tests speak plain HTTP to loopback only, yet every anthropic client (a
+    test's, a chapter's main(), a chapter run as a process) loads the system's whole
+    trust store to build its SSL context: 50 ms, thousands of times a run. With
+    SSL_CERT_FILE (which the SDK's HTTP client reads) naming a file of one of those
+    certificates, it takes 5 ms. A file of its own per process, written once."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return
+    paths = ssl.get_default_verify_paths()
+    for bundle in (paths.cafile, paths.openssl_cafile, "/etc/ssl/certs/ca-certificates.crt",
+                   "/etc/ssl/cert.pem"):
+        try:
+            text = Path(bundle or "").read_text(encoding="ascii", errors="replace")
+        except OSError:
+            continue
+        found = re.search(r"-----BEGIN CERTIFICATE-----.*?-----END CERTIFICATE-----\n",
+                          text, re.S)
+        if found:
+            handle, name = tempfile.mkstemp(prefix="course-tests-", suffix=".pem")
+            with os.fdopen(handle, "w") as f:
+                f.write(found[0])
+            atexit.register(os.unlink, name)
+            os.environ["SSL_CERT_FILE"] = name
+            return
+
+
+one_certificate()
+
 
 _LOOPBACK = {"127.0.0.1", "::1", "localhost"}
 _real_connect = socket.socket.connect
@@ -234,19 +334,35 @@ def result_text(block: dict) -> str:
 # --- running a chapter as a user does ------------------------------------------------
 
 
-def assert_no_process(pattern: str, within: float = 30) -> None:
-    """No process's command line matches `pattern` (pgrep -f): a killed one may take
-    a moment to go, so this waits up to `within` seconds (a guard against a hang,
-    not a claim about speed)."""
+# No test waits on the clock: a test waits for an event (a file, a line, a request, a
+# process that starts or ends). The clock only guards against a hang: GUARD seconds,
+# far past what any wait takes on a busy machine, and a test's wait ends as soon as
+# what it waits for can no longer happen (`unless`: the process ended, the turn ended).
+GUARD = 300.0
+
+
+def wait_until(condition, unless=lambda: False, guard: float = GUARD) -> bool:
+    """Wait for `condition()`: True once it holds; False as soon as `unless()` holds
+    (it can no longer come), or after `guard` seconds (a hang)."""
     import time
-    deadline = time.monotonic() + within
-    while True:
+    deadline = time.monotonic() + guard
+    while not condition():
+        if unless() or time.monotonic() > deadline:
+            return bool(condition())
+        time.sleep(0.02)
+    return True
+
+
+def assert_no_process(pattern: str, within: float = GUARD) -> None:
+    """No process's command line matches `pattern` (pgrep -f): a killed one may take
+    a moment to go, so this waits for it to go (`within`: a guard against a hang,
+    not a claim about speed)."""
+    def gone() -> bool:
+        return not subprocess.run(["pgrep", "-f", pattern], capture_output=True,
+                                  text=True).stdout.strip()
+    if not wait_until(gone, guard=within):
         left = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-        if not left.stdout.strip():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"still running ({pattern}): {left.stdout.split()}")
-        time.sleep(0.1)
+        raise AssertionError(f"still running ({pattern}): {left.stdout.split()}")
 
 
 def clean_env(**extra) -> dict:

@@ -1,7 +1,8 @@
 """The reading site: it builds with zero warnings, and every page tells the truth.
 
-The site is built once per test session with `mkdocs build --strict` (which runs each
-chapter's offline demo for its transcript, or takes it from .cache/docs/). The tests
+The site is built once per test run with `mkdocs build --strict` (which runs each
+chapter's offline demo for its transcript, or takes it from .cache/docs/): the first
+worker to need it builds it, the others wait for that build and read it. The tests
 then read the built HTML and compare it with the files: the code shown is the code in
 the chapters, each diff is the diff of the files, every local link leads somewhere,
 and no page needs another host. tests/test_docs_browser.py opens the same build in
@@ -18,6 +19,7 @@ Conventions these tests enforce (see docs/_hooks/chapters.py for the machinery):
 from __future__ import annotations
 
 import difflib
+import fcntl
 import functools
 import importlib.util
 import json
@@ -39,9 +41,6 @@ import chapters as hook  # noqa: E402
 import code_regions  # noqa: E402
 import transcripts  # noqa: E402
 import what_changed  # noqa: E402
-
-# One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("docs")
 
 DOCS = ROOT / "docs"
 CHAPTERS = sorted((p.parent.name for p in ROOT.glob("s[0-9][0-9]_*/code.py")
@@ -73,15 +72,29 @@ def readme_sources() -> list[Path]:
 # --- building the site once ------------------------------------------------------------
 
 
-_BUILT: list[Path] = []  # the session's build, shared with tests/test_docs_browser.py
-
-
 @pytest.fixture(scope="session")
-def site(tmp_path_factory) -> Path:
-    """Build the site with --strict from outside the repository; return its folder."""
-    if _BUILT:
-        return _BUILT[0]
-    out = tmp_path_factory.mktemp("site")
+def site(tmp_path_factory, worker_id) -> Path:
+    """The site built with --strict from outside the repository, once per run: under
+    pytest -n, in the folder the workers share, by the first worker to take its lock
+    (the others wait for the lock, then read what it built); its folder."""
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if worker_id != "master" else shared
+    built, failed = shared / "site-built", shared / "site-failed.txt"
+    with open(shared / "site.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the build is done
+        if not (built / "site" / "index.html").is_file() and not failed.exists():
+            try:
+                build_site(built)
+            except AssertionError as e:  # the workers that waited fail with it
+                failed.write_text(str(e))
+                raise
+    if failed.exists():
+        pytest.fail(failed.read_text(), pytrace=False)
+    return built / "site"
+
+
+def build_site(out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["NO_MKDOCS_2_WARNING"] = "1"
     proc = subprocess.run(
@@ -96,8 +109,6 @@ def site(tmp_path_factory) -> Path:
     # a tidy log: no theme banner (NO_MKDOCS_2_WARNING), no exercise files listed
     assert "end of life" not in log and "NO_MKDOCS_2_WARNING" not in log, log[:2000]
     assert not re.search(r"^made ", log, re.MULTILINE), log[:2000]
-    _BUILT.append(out / "site")
-    return out / "site"
 
 
 def page(site: Path, chapter: str | None = None) -> "Page":
@@ -984,8 +995,10 @@ def test_a_transcript_is_current_whatever_sandbox_the_machine_has(chapter):
 
 @pytest.mark.skipif(sys.platform != "linux", reason="hides bwrap from the PATH: Linux")
 def test_the_demo_is_current_with_bubblewrap_and_without(tmp_path, monkeypatch):
-    """s04's demo really run with bwrap on the PATH (if this machine can sandbox) and
-    without it: each run matches the README's transcript, and the cache key differs."""
+    """s04's demo run with bwrap on the PATH (if this machine can sandbox) and without
+    it: each run matches the README's transcript, and the cache key differs. A run is
+    taken from the transcripts' cache when one of the same key is there (the site's
+    build of this test run made the one with bwrap): the key holds all it depends on."""
     chapter = "s04_hooks"
     recorded = transcript_of(chapter).split("```text\n", 1)[1].rsplit("```", 1)[0]
     keys = {}
@@ -996,7 +1009,7 @@ def test_the_demo_is_current_with_bubblewrap_and_without(tmp_path, monkeypatch):
             continue  # no sandbox can start here: only the run without it is tried
         assert ("bwrap is not installed" in found) == (way == "without"), found
         keys[way] = transcripts.demo_fingerprint(chapter)
-        ran = transcripts.run_demo(chapter)
+        ran = transcripts.cached_demo(chapter, keys[way])
         assert ("bwrap is not installed" in ran) == (way == "without"), way
         assert transcripts.comparable(ran) == transcripts.comparable(recorded), way
     assert len(set(keys.values())) == len(keys), "the cache key ignores the sandbox"

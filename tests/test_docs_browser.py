@@ -26,8 +26,6 @@ from test_docs import CHAPTERS, quiz_of, site  # noqa: F401  (site: the session'
 sys.path.insert(0, str(ROOT / "docs" / "_tools"))
 import browser as tools  # noqa: E402
 
-pytestmark = [pytest.mark.xdist_group("docs")]  # the same worker builds the site once
-
 try:
     import playwright.sync_api  # noqa: F401
     MISSING = None if tools.chromium_path() else (
@@ -39,6 +37,9 @@ except ImportError:
 PAGES = ["", *(f"{c}/" for c in CHAPTERS), "exercises/", "benchmarks/", "CONTRIBUTING/",
          "tests/fidelity/",
          *(f"exercises/{c[:3]}/" for c in CHAPTERS)]
+# The pages in four shares, each a test of its own: under pytest -n they are opened
+# side by side (each share costs a browser's start, a second; a page, several).
+SHARES = 4
 LAPTOP, PHONE = (1280, 800), (390, 844)
 LINE = 88          # code.py lines are at most this long
 SMALLEST_TEXT = {LAPTOP: 12, PHONE: 10}  # px: a diagram's label text on screen, at least
@@ -117,7 +118,10 @@ def check_page(page, path: str, size) -> list[str]:
     return problems
 
 
-def test_every_page_works_offline(chromium):
+@pytest.mark.parametrize("share", [
+    pytest.param(PAGES[i::SHARES], id="+".join(p.strip("/") or "home" for p in PAGES[i::SHARES]))
+    for i in range(SHARES)])
+def test_every_page_works_offline(chromium, share):
     """Each page, at 1280 px and then at 390 px, draws its diagrams as SVG with text
     one can read (at least 12 px at 1280 px), opens one at full size on a click, and
     fetches nothing from another host; code wraps at spaces, hanging past its own
@@ -127,7 +131,7 @@ def test_every_page_works_offline(chromium):
     that scrolls sideways, code lines wrap to their box, and a diagram too wide to
     read scaled down scrolls in its box with a hint saying so."""
     problems = []
-    for path in PAGES:
+    for path in share:
         page = open_page(chromium, path, LAPTOP)
         problems += check_page(page, path, LAPTOP)
         # subtle: the same page made narrow, not loaded again: a load (mermaid's 3 MB

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, chapter_params, clean_env, run_main
+from conftest import ROOT, chapter_params, clean_env, run_main, teaching_and_last
 
 _copies = itertools.count(1)
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def chapter(request):
     return request.param
 

@@ -10,13 +10,13 @@ one task), finishes its task, or says in one line what to change.
 
 import pytest
 
-from conftest import CHAPTERS, chapter_params, result_text, run_main, sent_tool_results
+from conftest import CHAPTERS, result_text, run_main, sent_tool_results, teaching_and_last
 from offline.server import ScriptedServer, error_event, reply, tool_use
 
 SERVERS = ["ollama", "llama-server"]
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def chapter(request):
     return request.param
 

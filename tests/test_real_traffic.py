@@ -11,12 +11,13 @@ import os
 import anthropic
 import pytest
 
-from conftest import assert_no_process, chapter_params, load_chapter, run_main
+from conftest import (assert_no_process, chapter_params, load_chapter, run_main,
+                      teaching_and_last)
 from offline.server import (error_event, overloaded, prompt_tokens, refusal, reply,
                             tool_use)
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def chapter(request):
     return request.param
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import chapter_params, load_chapter, run_main
+from conftest import load_chapter, run_main, teaching_and_last
 from offline.server import (
     error,
     overloaded,
@@ -27,7 +27,7 @@ from offline.server import (
 )
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def chapter(request):
     return request.param
 

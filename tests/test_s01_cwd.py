@@ -6,17 +6,18 @@ directory outside the workspace is not kept, and the result says so.
 
 import json
 import os
-import time
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-from conftest import (chapter_params, load_chapter, result_text, run_agent,
-                      sent_tool_results, tool_use_block, write_settings)
+from conftest import (chapter_params, load_chapter, result_text, run_agent, wait_until,
+                      sent_tool_results, teaching_and_last, tool_use_block, write_settings)
 from offline.server import reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def mod(request):
     return load_chapter(request.param)
 
@@ -60,9 +61,21 @@ def test_a_cd_outside_the_workspace_is_reset_and_said(mod, server, client, works
     assert result_text(second).splitlines()[0] == str(workspace.resolve())
 
 
-def test_a_link_out_of_the_workspace_is_reset(mod, server, client, workspace):
+@pytest.fixture
+def folder_outside():
+    """A small folder outside the workspace that the sandbox (s03 on) shows, read-only:
+    not in /tmp (the sandbox's /tmp is its own) nor in the home (hidden). Not a
+    system folder such as /usr: what is in it would be this machine's, not the test's."""
+    path = Path(tempfile.mkdtemp(prefix="course-test-", dir="/var/tmp"))
+    (path / "x.txt").write_text("x\n")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_link_out_of_the_workspace_is_reset(mod, server, client, workspace,
+                                              folder_outside):
     """A symbolic link that leads outside: pwd -P sees through it, the shell goes back."""
-    os.symlink("/usr", workspace / "out")  # a folder the sandbox shows, read-only
+    os.symlink(folder_outside, workspace / "out")
     shell_calls(server, "cd out", "pwd")
     run_agent(mod, client, "go")
     first, second = results(server)
@@ -217,9 +230,7 @@ def test_a_background_command_starts_where_the_shell_stands(server, client, work
                                             "run_in_background": True})),
                reply("done"))
     run_agent(mod, client, "go")
-    deadline = time.monotonic() + 30
-    while not (workspace / "sub" / "here.txt").is_file() and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: (workspace / "sub" / "here.txt").is_file())
     mod.stop_all(mod.SESSION["tasks"], mod.kill_group)
     assert (workspace / "sub" / "here.txt").read_text().strip() == str(
         (workspace / "sub").resolve())

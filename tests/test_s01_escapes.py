@@ -12,7 +12,7 @@ import argparse
 
 import pytest
 
-from conftest import chapter_params, load_chapter, run_agent
+from conftest import chapter_params, load_chapter, run_agent, teaching_and_last
 from offline.server import reply, tool_use
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # the clipboard would hold `rm -rf ~`
@@ -20,7 +20,7 @@ CONCEAL = "\x1b[8m"                     # the terminal would hide what follows
 RAW = ("\x1b", "\x07", "\x9b", "\r")    # none of these may reach the terminal
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -8,12 +8,12 @@ import re
 
 import pytest
 
-from conftest import (assert_no_process, chapter_params, load_chapter, result_text,
-                      run_agent, sent_tool_results)
+from conftest import (assert_no_process, load_chapter, result_text, run_agent,
+                      sent_tool_results, teaching_and_last)
 from offline.server import reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -11,11 +11,11 @@ import typing
 import anthropic
 import pytest
 
-from conftest import chapter_params, load_chapter, result_text, run_agent, sent_tool_results
+from conftest import load_chapter, result_text, run_agent, sent_tool_results, teaching_and_last
 from offline.server import cut_off, refusal, reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s01"))
+@pytest.fixture(params=teaching_and_last("s01"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from conftest import call_tool, chapter_params, load_chapter
+from conftest import call_tool, load_chapter, teaching_and_last
 
 
-@pytest.fixture(params=chapter_params("s02"))
+@pytest.fixture(params=teaching_and_last("s02"))
 def mod(request):
     return load_chapter(request.param)
 

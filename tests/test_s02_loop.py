@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from conftest import chapter_params, load_chapter, result_text, run_agent, sent_tool_results
+from conftest import load_chapter, result_text, run_agent, sent_tool_results, teaching_and_last
 from offline.server import reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s02"))
+@pytest.fixture(params=teaching_and_last("s02"))
 def mod(request):
     return load_chapter(request.param)
 

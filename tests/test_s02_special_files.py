@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (call_tool, chapter_params, load_chapter, result_text, run_agent,
-                      sent_tool_results, tool_use_block)
+from conftest import (call_tool, load_chapter, result_text, run_agent, sent_tool_results,
+                      teaching_and_last, tool_use_block)
 from offline.server import reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s02"))
+@pytest.fixture(params=teaching_and_last("s02"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import anthropic
 import pytest
 
-from conftest import call_tool, chapter_params, load_chapter, write_settings
+from conftest import call_tool, load_chapter, teaching_and_last, write_settings
 
 
-@pytest.fixture(params=chapter_params("s02"))
+@pytest.fixture(params=teaching_and_last("s02"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -15,10 +15,10 @@ import subprocess
 
 import pytest
 
-from conftest import call_tool, chapter_params, load_chapter, write_settings
+from conftest import call_tool, load_chapter, where_it_lives, write_settings
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=where_it_lives("s03"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -10,10 +10,10 @@ import os
 
 import pytest
 
-from conftest import chapter_params, load_chapter
+from conftest import load_chapter, where_it_lives
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=where_it_lives("s03"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -16,11 +16,11 @@ import threading
 import pytest
 
 from conftest import (chapter_params, load_chapter, result_text, run_agent,
-                      sent_tool_results, write_settings)
+                      sent_tool_results, teaching_and_last, write_settings)
 from offline.server import reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     return load_chapter(request.param)
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (chapter_params, call_tool, load_chapter, result_text, run_agent,
-                      run_cli, sent_tool_results)
+from conftest import (call_tool, chapter_params, load_chapter, result_text, run_agent,
+                      run_cli, sent_tool_results, teaching_and_last)
 from offline.server import reply, tool_use
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     module = load_chapter(request.param)
     # A fresh session per test: nothing approved, granted or read before.
@@ -387,7 +387,7 @@ def test_edit_refused_then_read_then_edited(mod, workspace, server, client):
 
 # --- the command line ---------------------------------------------------------------
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03", between=False))  # each a process
 def chapter(request):
     return request.param
 

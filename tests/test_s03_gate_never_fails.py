@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, chapter_params, load_chapter
+from conftest import GUARD, ROOT, load_chapter, teaching_and_last, where_it_lives
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     return load_chapter(request.param)
 
@@ -46,24 +46,26 @@ SLOW_BEFORE = [  # (command, verdict): the sed scripts took seconds to forever
 ]
 
 
-@pytest.mark.parametrize("chapter", chapter_params("s03"))
+@pytest.mark.parametrize("chapter", where_it_lives("s03", between=False))
 def test_every_check_answers_within_the_budget(chapter, tmp_path):
-    """A child process decides each slow-before command and prints the verdicts; it
-    is killed after 60 s for all of them (a hang fails the test, not the machine)."""
+    """A child process decides each slow-before command and prints the verdicts and
+    the processor time each took: the time the check spent, which a busy machine
+    does not inflate (a quadratic check took seconds to forever; now each is well
+    under 10 s). The child is killed past GUARD (a hang fails the test)."""
     code = ("import json, sys, time; sys.path.insert(0, sys.argv[1]); "
             f"from {chapter} import code as m; out = []\n"
             "for c in json.loads(sys.argv[2]):\n"
-            "    t = time.monotonic(); d = m.decide_permission('run_shell', "
+            "    t = time.process_time(); d = m.decide_permission('run_shell', "
             "{'command': c}, 'default', {})\n"
-            "    out.append([d[0], time.monotonic() - t])\n"
+            "    out.append([d[0], time.process_time() - t])\n"
             "print(json.dumps(out))")
     done = subprocess.run([sys.executable, "-c", code, str(ROOT), json.dumps([c for c, _ in SLOW_BEFORE])],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+                          cwd=tmp_path, capture_output=True, text=True, timeout=GUARD)
     assert done.returncode == 0, done.stderr
     verdicts = json.loads(done.stdout)
     # an "allow" may become "ask" on a busy machine (past the budget): never the reverse
     assert all(d == v or d == "ask" for (d, _), (_, v) in zip(verdicts, SLOW_BEFORE))
-    assert max(t for _, t in verdicts) < 10, verdicts  # the budget, and a wide margin
+    assert max(t for _, t in verdicts) < 10, verdicts  # processor seconds: linear
 
 
 def test_the_fixed_sed_grammar_still_reads_scripts(mod, workspace):
@@ -101,7 +103,10 @@ RULES = st.lists(st.sampled_from(["Bash", "Bash(ls *)", "Read(./.env)", "Edit(**
                                   "Write(/x/**)", "Bash(*)"]), max_size=3)
 
 
-@settings(max_examples=150, deadline=None,
+# Sized to what it found: the crashes it caught are explicit cases below; 60 random
+# inputs a run (in s03 and s06: the gate is code.py's) keep exploring.
+@pytest.mark.parametrize("mod", teaching_and_last("s03", between=False), indirect=True)
+@settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tool=TOOLS, command=SHELLISH, junk=JUNK, mode=st.sampled_from(
     ["default", "acceptEdits", "plan", "bypassPermissions", "bogus"]),
@@ -116,6 +121,7 @@ def test_no_exception_escapes_decide_permission(mod, workspace, tool, command, j
 
 
 
+@pytest.mark.parametrize("mod", where_it_lives("s03", between=False), indirect=True)
 @pytest.mark.parametrize("command", ["{\U000f0001", "echo {\U000e0001}", "ls \x00",
                                      "ls \ud800", "echo {\U00032f00"])
 def test_a_character_the_parser_crashes_on_is_refused_not_parsed(mod, command):
@@ -127,7 +133,7 @@ def test_a_character_the_parser_crashes_on_is_refused_not_parsed(mod, command):
     code = (f"import {mod.__name__} as m; print(m.decide_permission('run_shell', "
             f"{{'command': {command!r}}}, 'default', {{}}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
+                          cwd=ROOT, timeout=GUARD)
     assert done.returncode == 0, f"the process died: {done.returncode} {done.stderr}"
     assert done.stdout.startswith("('ask',") and "U+" in done.stdout, done.stdout
 

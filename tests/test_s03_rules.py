@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import chapter_params, load_chapter
+from conftest import load_chapter, teaching_and_last
 from test_s03_classifier import DANGEROUS, LOOK_ALIKES
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     return load_chapter(request.param)
 

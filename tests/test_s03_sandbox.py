@@ -22,14 +22,14 @@ from pathlib import Path
 import pytest
 
 from conftest import (ROOT, call_tool, chapter_params, load_chapter, result_text,
-                      run_agent, run_cli, sent_tool_results)
+                      run_agent, run_cli, sent_tool_results, teaching_and_last)
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
 INSTALL = "sudo apt-get install bubblewrap"
 
 
-@pytest.fixture(params=chapter_params("s03"))
+@pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     return load_chapter(request.param)
 
@@ -279,6 +279,7 @@ def test_without_bubblewrap_the_demo_says_so_and_still_runs(chapter, tmp_path):
     assert lines and INSTALL in lines[0] and "best effort" in lines[0]
 
 
+@pytest.mark.parametrize("mod", teaching_and_last("s03", between=False), indirect=True)
 def test_with_bubblewrap_the_demo_runs_confined(sandboxed, tmp_path):
     chapter = sandboxed.__name__.split(".")[0]
     run = run_cli(chapter, "--offline", cwd=tmp_path, timeout=120)

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (chapter_params, load_chapter, result_text, run_agent, run_cli,
-                      sent_tool_results)
+from conftest import (load_chapter, result_text, run_agent, run_cli, sent_tool_results,
+                      teaching_and_last)
 from offline.server import reply, tool_use
 
 # Their hooks and MCP servers run: the folder is trusted (s04 · trust).
 pytestmark = pytest.mark.usefixtures("trusted_folder")
 
 
-@pytest.fixture(params=chapter_params("s04"))
+@pytest.fixture(params=teaching_and_last("s04"))
 def chapter(request):
     return request.param
 
@@ -145,6 +145,7 @@ def test_continue_false_stops_the_agent(mod, workspace, server, client):
     assert "daily budget" not in json.dumps(server.requests[1])
 
 
+@pytest.mark.parametrize("chapter", teaching_and_last("s04", between=False))
 def test_one_shot_run_stopped_by_a_hook_exits_0(chapter, workspace, server):
     write_settings(workspace, {"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command":
         "echo '{\"continue\": false, \"stopReason\": \"stop requested by hook\"}'"}]}]}})

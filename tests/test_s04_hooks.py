@@ -10,18 +10,17 @@ import json
 import os
 import stat
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import call_tool, chapter_params, load_chapter, tool_use_block
+from conftest import call_tool, load_chapter, teaching_and_last, tool_use_block, wait_until
 
 # Their hooks and MCP servers run: the folder is trusted (s04 · trust).
 pytestmark = pytest.mark.usefixtures("trusted_folder")
 
 
-@pytest.fixture(params=chapter_params("s04"))
+@pytest.fixture(params=teaching_and_last("s04"))
 def mod(request):
     return load_chapter(request.param)
 
@@ -441,10 +440,11 @@ def test_a_hook_that_ignores_a_huge_payload_does_not_hang(mod, workspace, capsys
 
 
 def test_a_hook_past_its_timeout_costs_only_the_timeout(mod, workspace, capsys):
-    """It sleeps 60 s with a 1 s timeout: killed, with the child it started, and the
-    call goes on (a timeout does not block)."""
-    settings(workspace, on("PreToolUse", "sleep 300 & echo $! > child.pid; "
-                           "sleep 60; touch hook_ended", "Bash", timeout=1))
+    """It sleeps 960 s with a 3 s timeout: killed, with the child it started, and the
+    call goes on (a timeout does not block). 3 s, not 1: time for bash to start its
+    child on a busy machine; the sleeps outlast conftest's GUARD (gone = killed)."""
+    settings(workspace, on("PreToolUse", "sleep 900 & echo $! > child.pid; "
+                           "sleep 960; touch hook_ended", "Bash", timeout=3))
     output, is_error = call_tool(mod, "run_shell", command="echo still ran")
     assert not (workspace / "hook_ended").exists()  # the call did not wait for it
     assert not is_error and "still ran" in output
@@ -453,7 +453,7 @@ def test_a_hook_past_its_timeout_costs_only_the_timeout(mod, workspace, capsys):
 
 
 def test_a_hook_leaves_no_background_process(mod, workspace):
-    settings(workspace, on("PreToolUse", "sleep 300 & echo $! > child.pid; exit 0"))
+    settings(workspace, on("PreToolUse", "sleep 900 & echo $! > child.pid; exit 0"))
     call_tool(mod, "run_shell", command="echo hi")
     assert_gone(int((workspace / "child.pid").read_text()))
 
@@ -461,17 +461,15 @@ def test_a_hook_leaves_no_background_process(mod, workspace):
 def assert_gone(pid: int) -> None:
     """The process has exited (a zombie that no one has reaped yet counts as gone),
     waiting up to 30 s for a killed one to go: a guard against a hang."""
-    for _ in range(300):
+    def gone() -> bool:
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
-            return
+            return True
         state = subprocess.run(["ps", "-o", "stat=", "-p", str(pid)],
                                capture_output=True, text=True).stdout.strip()
-        if not state or state.startswith("Z"):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"process {pid} is still running")
+        return not state or state.startswith("Z")
+    assert wait_until(gone), f"process {pid} is still running"
 
 
 # --- after the call ------------------------------------------------------------------------

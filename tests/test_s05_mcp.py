@@ -14,10 +14,10 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 from conftest import (
+    GUARD,
     ROOT,
     assert_no_process,
     call_tool,
@@ -27,6 +27,7 @@ from conftest import (
     result_text,
     run_agent,
     sent_tool_results,
+    wait_until,
 )
 
 from offline.server import reply, tool_use
@@ -86,9 +87,7 @@ def connected(mod, workspace, capsys):
     yield connect
     mod.disconnect_mcp_servers()
     pids = [e["started"] for e in events(workspace) if "started" in e]
-    deadline = time.monotonic() + 10
-    while any(alive(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: not any(alive(p) for p in pids))  # a stopped one takes a moment
     assert not [p for p in pids if alive(p)], "an MCP server outlived the agent"
     assert not [t for t in mod.TOOLS if t["name"].startswith("mcp__")]
 
@@ -352,7 +351,7 @@ def test_kill_or_a_closed_terminal_leaves_no_process(chapter, workspace, server,
         "command": sys.executable, "args": [str(SERVER), "${STOCKROOM_TAG}"],
         "env": {"STOCKROOM_LOG": str(workspace.parent / "stockroom.log"),
                 "STOCKROOM_TEST_TOOLS": "1"}}})
-    background = [reply(tool_use("run_shell", {"command": f"sleep 61.{marker}",
+    background = [reply(tool_use("run_shell", {"command": f"sleep 961.{marker}",
                                                "run_in_background": True}))]
     server.add(reply(tool_use("tool_search", {"query": "select:mcp__stockroom__sleep"})),
                *background * (chapter >= "s06"),
@@ -365,19 +364,18 @@ def test_kill_or_a_closed_terminal_leaves_no_process(chapter, workspace, server,
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True)
     try:
-        deadline = time.monotonic() + 60  # a guard against a hang
-        while "sleep" not in calls_seen(workspace) and proc.poll() is None:
-            assert time.monotonic() < deadline, "the call never reached the server"
-            time.sleep(0.05)
+        assert wait_until(lambda: "sleep" in calls_seen(workspace),
+                          unless=lambda: proc.poll() is not None), (
+            "the call never reached the server")
         if chapter >= "s06":  # the background command runs: it could outlive us
-            running = subprocess.run(["pgrep", "-f", f"sleep 61.{marker}"], check=False)
+            running = subprocess.run(["pgrep", "-f", f"sleep 961.{marker}"], check=False)
             assert running.returncode == 0
         proc.send_signal(signum)  # the server is busy: it will not end on its own
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert_no_process(f"mcp_server.py {tag}")
-    assert_no_process(f"sleep 61.{marker}")
+    assert_no_process(f"sleep 961.{marker}")
     assert proc.returncode == 128 + signum, out + err
     assert "Traceback" not in err

@@ -7,11 +7,13 @@ tool_result came back while the command still ran, the next request went on, the
 appeared, then the notification came in a later request).
 """
 
+import os
 import time
 from pathlib import Path
 
 import pytest
 
+import conftest
 from conftest import (assert_no_process, chapter_params, load_chapter, result_text,
                       run_agent, run_main, sent_tool_results, write_settings)
 from offline.server import reply, tool_use
@@ -22,12 +24,18 @@ def mod(request):
     return load_chapter(request.param)
 
 
-def wait_until(check, within: float = 30) -> None:
-    """A guard against a hang, not a claim about speed."""
-    deadline = time.monotonic() + within
-    while not check():
-        assert time.monotonic() < deadline, "waited 30 s for it"
-        time.sleep(0.05)
+def wait_until(check) -> None:
+    """Wait for the event (conftest's GUARD: a guard against a hang)."""
+    assert conftest.wait_until(check), "never happened"
+
+
+def held(workspace: Path) -> tuple[str, callable]:
+    """A command that waits for the test, and the test's go: `cat` reads a FIFO of
+    the workspace until the test opens it, so a background command runs exactly as
+    long as the test needs it to, however busy the machine (cat only reads: the
+    gate lets it run)."""
+    os.mkfifo(workspace / "hold.fifo")
+    return "cat hold.fifo > /dev/null", lambda: open(workspace / "hold.fifo", "w").close()
 
 
 def background(command: str) -> dict:
@@ -55,10 +63,11 @@ def group_alive(pgid: int) -> bool:
 
 def test_a_background_command_returns_at_once_and_the_model_is_told_later(
         mod, server, client, trusted):
-    """`sleep 3; echo done > bg.txt` in the background: its tool_result comes back while
+    """`<wait>; echo done > bg.txt` in the background: its tool_result comes back while
     it still runs, the next request goes on, bg.txt appears, then a <task-notification>
     arrives in a later request, after that request's tool_results."""
     seen = {}
+    wait, go = held(trusted)
 
     def while_it_runs(request):
         task = mod.SESSION["tasks"]["bash_1"]
@@ -67,11 +76,13 @@ def test_a_background_command_returns_at_once_and_the_model_is_told_later(
         return reply(tool_use("run_shell", {"command": "echo other work"}))
 
     def once_it_ended(request):
+        seen.update(before=notices(request))  # sent while it still ran
+        go()  # now it may end
         wait_until(lambda: mod.SESSION["tasks"]["bash_1"]["status"] != "running")
-        seen.update(ended_file=Path("bg.txt").read_text(), before=notices(request))
+        seen.update(ended_file=Path("bg.txt").read_text())
         return reply(tool_use("run_shell", {"command": "echo more work"}))
 
-    server.add(reply(background("sleep 3; echo done > bg.txt; echo finished")),
+    server.add(reply(background(f"{wait}; echo done > bg.txt; echo finished")),
                while_it_runs, once_it_ended,
                reply(tool_use("read_file", {"file_path": ".tool-results/bash_1.output"})),
                reply("It finished."))
@@ -99,10 +110,12 @@ def test_a_failing_background_command_is_told_with_its_exit_code(mod, server, cl
                                                                  trusted):
     """A command that fails in the background: status failed, its exit code, on the
     first request after it ended (here the next prompt's, a string made blocks)."""
-    # subtle: the sleep, so that it cannot end before the request that follows its
-    # start, even on a loaded machine (that request would carry the notice instead)
-    server.add(reply(background("sleep 1; ls no-such-file")), reply("Started."))
+    # subtle: it waits for the test's go, so that it cannot end before the request
+    # that follows its start (that request would carry the notice instead)
+    wait, go = held(trusted)
+    server.add(reply(background(f"{wait}; ls no-such-file")), reply("Started."))
     messages, _ = run_agent(mod, client, "start it")
+    go()
     wait_until(lambda: mod.SESSION["tasks"]["bash_1"]["status"] != "running")
     messages.append({"role": "user", "content": "and?"})
     server.add(reply("It failed."))
@@ -119,7 +132,7 @@ def test_task_stop_ends_another_for_good(mod, server, client, trusted):
     """task_stop (TaskStop) of a running task kills its whole process group: its file
     never appears, no notification follows; stopping it again, or an unknown id, is
     an is_error result the model can act on."""
-    server.add(reply(background("sleep 12.71828; echo late > stopped.txt")),
+    server.add(reply(background("sleep 912.71828; echo late > stopped.txt")),
                reply(tool_use("task_stop", {"task_id": "bash_1"})),
                reply(tool_use("task_stop", {"task_id": "bash_1"}),
                      tool_use("task_stop", {"task_id": "bash_9"})),
@@ -135,7 +148,7 @@ def test_task_stop_ends_another_for_good(mod, server, client, trusted):
         result_text(unknown)
     pid = mod.SESSION["tasks"]["bash_1"]["proc"].pid
     wait_until(lambda: not group_alive(pid))  # killed: gone in a moment
-    assert_no_process("sleep 12.71828")  # gone: stopped.txt can never be written
+    assert_no_process("sleep 912.71828")  # gone: stopped.txt can never be written
     assert not Path("stopped.txt").exists(), "the stopped command went on"
     assert all("task-notification" not in t for r in server.requests for t in notices(r))
 
@@ -177,7 +190,7 @@ def test_no_background_command_outlives_the_agent(chapter_name, how, server, tru
     """`exit`, the end of input and the end of a one-task run stop every background
     command: no process of the workspace remains."""
     # long enough that a slow start of the agent (a loaded machine) cannot outlast it
-    marker = {"exit": "13.14159", "end of input": "12.71829", "one task": "11.41421"}[how]
+    marker = {"exit": "913.14159", "end of input": "912.71829", "one task": "911.41421"}[how]
     server.add(reply(background(f"sleep {marker}0; echo late > late.txt")),
                reply("Started it."))
     args, stdin = (("go",), None) if how == "one task" else \
@@ -201,10 +214,10 @@ def test_a_one_task_cli_run_leaves_no_process(server, trusted):
     command exits, and the command is gone with it."""
     from conftest import run_cli
     # a sleep longer than the run may take (its timeout), so it cannot end on its own
-    server.add(reply(background("sleep 61.73205; echo late > late.txt")),
+    server.add(reply(background("sleep 961.73205; echo late > late.txt")),
                reply("Started it."))
-    proc = run_cli("s06_concurrency", "go", cwd=trusted, timeout=60,
+    proc = run_cli("s06_concurrency", "go", cwd=trusted, timeout=conftest.GUARD,
                    ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url)
     assert proc.returncode == 0, proc.stderr
-    assert_no_process("sleep 61.73205", within=10)  # killed at exit, not ended
+    assert_no_process("sleep 961.73205")  # killed at exit: it outlasts GUARD
     assert not (trusted / "late.txt").exists()

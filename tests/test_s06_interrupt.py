@@ -9,11 +9,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from conftest import ROOT, chapter_params, clean_env, result_text, sent_tool_results
+from conftest import (GUARD, ROOT, chapter_params, clean_env, result_text,
+                      sent_tool_results, wait_until)
 from offline.server import reply, tool_use
 
 
@@ -33,17 +33,17 @@ def running(marker: str) -> list[str]:
     return [line for line in ps.splitlines() if marker in line and "ps -eo" not in line]
 
 
-def wait_for(condition, timeout=20.0):
-    deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return condition()
+def wait_for(condition, proc=None):
+    """An event: `condition()` holds (True), or the chapter's process has ended and
+    it never will (False). The sleeps run longer than conftest's GUARD, so that one
+    gone can only have been killed."""
+    return wait_until(condition, unless=lambda: proc is not None and proc.poll() is not None)
 
 
 def test_ctrl_c_kills_running_calls_and_every_call_gets_a_result(chapter, server, workspace):
     server.add(
-        reply(tool_use("run_shell", {"command": f"sleep 37.25{TAG}"}, id="toolu_1"),
-              tool_use("run_shell", {"command": f"sleep 37.5{TAG}"}, id="toolu_2"),
+        reply(tool_use("run_shell", {"command": f"sleep 937.25{TAG}"}, id="toolu_1"),
+              tool_use("run_shell", {"command": f"sleep 937.5{TAG}"}, id="toolu_2"),
               tool_use("write_file", {"file_path": "late.txt", "content": "x"}, id="toolu_3")),
         reply("Understood, stopping there."),
     )
@@ -54,13 +54,13 @@ def test_ctrl_c_kills_running_calls_and_every_call_gets_a_result(chapter, server
     try:
         proc.stdin.write("wait for me\n")
         proc.stdin.flush()
-        both = wait_for(lambda: running(f"sleep 37.25{TAG}") and running(f"sleep 37.5{TAG}"))
+        both = wait_for(lambda: running(f"sleep 937.25{TAG}") and running(f"sleep 937.5{TAG}"), proc)
         assert both, "the two read-only sleeps should run at the same time"
         proc.send_signal(signal.SIGINT)
-        gone = wait_for(lambda: not running(f"sleep 37.25{TAG}") and not running(f"sleep 37.5{TAG}"), 10)
-        assert wait_for(lambda: len(server.requests) >= 1)
+        gone = wait_for(lambda: not running(f"sleep 937.25{TAG}") and not running(f"sleep 937.5{TAG}"))
+        assert wait_for(lambda: len(server.requests) >= 1, proc)
         # the REPL goes on: the next prompt is answered with the whole history
-        out, err = proc.communicate("what happened?\nexit\n", timeout=30)
+        out, err = proc.communicate("what happened?\nexit\n", timeout=GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -91,16 +91,16 @@ def start_repl(chapter, server, workspace):
 def test_ctrl_c_while_streaming_stops_the_early_call_and_drops_the_turn(chapter, server, workspace):
     """A safe call started mid-stream is killed with the stream; the cut-off turn is
     dropped, so the next prompt starts from a valid transcript."""
-    server.add(reply(tool_use("run_shell", {"command": f"sleep 37.75{TAG}"}),
+    server.add(reply(tool_use("run_shell", {"command": f"sleep 937.75{TAG}"}),
                      tool_use("write_file", {"file_path": "x.txt", "content": "y" * 3000}),
                      event_delay=0.2),  # the second block takes half a minute to stream
                reply("fresh start"))
     proc = start_repl(chapter, server, workspace)
     try:
-        assert wait_for(lambda: running(f"sleep 37.75{TAG}")), "the safe call should start mid-stream"
+        assert wait_for(lambda: running(f"sleep 937.75{TAG}"), proc), "the safe call should start mid-stream"
         proc.send_signal(signal.SIGINT)
-        gone = wait_for(lambda: not running(f"sleep 37.75{TAG}"), 10)
-        out, err = proc.communicate("again\nexit\n", timeout=30)
+        gone = wait_for(lambda: not running(f"sleep 937.75{TAG}"))
+        out, err = proc.communicate("again\nexit\n", timeout=GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -115,15 +115,15 @@ def test_ctrl_c_during_an_unsafe_call_kills_it_and_skips_the_rest(chapter, serve
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text(
         '{"permissions": {"allow": ["Bash(touch:*)", "Bash(sleep:*)"]}}')
-    server.add(reply(tool_use("run_shell", {"command": f"touch started && sleep 38.25{TAG}"}, id="toolu_1"),
+    server.add(reply(tool_use("run_shell", {"command": f"touch started && sleep 938.25{TAG}"}, id="toolu_1"),
                      tool_use("run_shell", {"command": "ls"}, id="toolu_2")),
                reply("ok"))
     proc = start_repl(chapter, server, workspace)
     try:
-        assert wait_for(lambda: running(f"sleep 38.25{TAG}"))
+        assert wait_for(lambda: running(f"sleep 938.25{TAG}"), proc)
         proc.send_signal(signal.SIGINT)
-        gone = wait_for(lambda: not running(f"sleep 38.25{TAG}"), 10)
-        out, err = proc.communicate("and now?\nexit\n", timeout=30)
+        gone = wait_for(lambda: not running(f"sleep 938.25{TAG}"))
+        out, err = proc.communicate("and now?\nexit\n", timeout=GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -17,8 +17,14 @@ Bash commands run through a stand-in shell on both sides unless the case says
 chapter's run_shell is replaced by one that answers the same. A verdict costs nothing
 and harms nothing.
 
-Claude Code's outcomes are cached by input under tests/fidelity/.cache (git-ignored):
-they are deterministic, and a process costs about 1.5 s.
+Claude Code's outcomes are deterministic for a version and a case's inputs, and a
+process costs about 2 s of a core: they are recorded, one file per mechanism, in
+recorded/ (committed), each keyed by the pinned version and the hash of the case's
+inputs (Case.key). The suite plays the chapters live on every run and judges them
+against the recording; with Claude Code installed it plays live every case whose
+recording is missing (a new case, changed inputs, a new pinned version) and a few
+recorded ones drawn at random, which must still come out as recorded (README.md, "The
+recordings").
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import functools
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -43,7 +50,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CLAUDE = HERE / "node_modules" / ".bin" / "claude"
-CACHE = HERE / ".cache"
+RECORDED = HERE / "recorded"  # <mechanism>.json: Claude Code's answers, by Case.key
+CASE_ROOT = "/tmp/fidelity-case"  # a case's scratch folder, as a recording names it
 INSTALL = "npm ci --prefix tests/fidelity"
 # The version the suite measures, pinned in package.json; what ran is recorded in
 # results/ (each mechanism's file, and claude_code.json: see probe()).
@@ -77,10 +85,12 @@ class Case:
     apart: bool = False              # each call in its own message, after the last
 
     def key(self) -> str:
+        """The hash of what Claude Code's answer depends on: the pinned version and
+        the case's inputs (the stand-ins' text and the MCP server's included)."""
         spec = json.dumps([self.calls, {k: v if isinstance(v, str) else v.hex()
                                         for k, v in self.files.items()},
                            self.settings, self.mode, self.shell, self.hooks,
-                           version(), stand_ins()]
+                           PINNED, stand_ins()]
                           + [self.mcp, STOCKROOM.read_text()] * self.mcp
                           + ["apart"] * self.apart, sort_keys=True)
         return hashlib.sha256(spec.encode()).hexdigest()[:24]
@@ -132,7 +142,7 @@ def installed() -> bool:
 
 # --- a workspace, the same for both sides ------------------------------------------
 
-def make_workspace(case: Case, root: Path) -> Path:
+def make_workspace(case: Case, root: Path, for_claude: bool = False) -> Path:
     ws = root / "ws"
     (ws / ".claude").mkdir(parents=True)
     for name, body in case.files.items():
@@ -146,7 +156,9 @@ def make_workspace(case: Case, root: Path) -> Path:
         (hooks_dir / name).chmod(0o755)
     settings = json.loads(json.dumps(case.settings).replace("$HOOKS", str(hooks_dir)))
     if case.mcp:  # the project's server, approved as Claude Code's settings do it
-        (ws / ".mcp.json").write_text(json.dumps(mcp_json()))
+        mcp = mcp_json() if for_claude else {"mcpServers": {"stockroom": {
+            "command": sys.executable, "args": [str(STOCKROOM)], "env": {}}}}
+        (ws / ".mcp.json").write_text(json.dumps(mcp))
         settings["enabledMcpjsonServers"] = ["stockroom"]
     (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
     return ws
@@ -232,22 +244,21 @@ def tools_for(as_nobody: bool) -> Path:
 
 
 def run_claude(case: Case) -> dict:
-    """{"calls": [outcome, ...], "files": {...}} from Claude Code, cached."""
-    cached = CACHE / f"{case.key()}.json"
-    if cached.exists():
-        return json.loads(cached.read_text())
+    """{"case": id, "calls": [outcome, ...], "files": {...}} from Claude Code, played
+    live; the case's scratch folder, where a result names it, reads CASE_ROOT."""
     root = Path(tempfile.mkdtemp(prefix="fidelity-"))
     try:
         result = _run_claude(case, root)
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    CACHE.mkdir(exist_ok=True)
-    cached.write_text(json.dumps(result))
-    return result
+    text = json.dumps(result)
+    for path in sorted({str(root), os.path.realpath(root)}, key=len, reverse=True):
+        text = text.replace(json.dumps(path)[1:-1], CASE_ROOT)
+    return {"case": case.id, **json.loads(text)}
 
 
 def _run_claude(case: Case, root: Path) -> dict:
-    ws, home = make_workspace(case, root), root / "home"
+    ws, home = make_workspace(case, root, for_claude=True), root / "home"
     home.mkdir()
     as_nobody = os.geteuid() == 0  # as root: drop to nobody; else run as we are
     tools = tools_for(as_nobody)
@@ -272,7 +283,10 @@ def _run_claude(case: Case, root: Path) -> dict:
                "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1",
                # MCP tools sent whole, not deferred: a case's one message calls them
                # without a ToolSearch first (the course's side loads them the same way)
-               "ENABLE_TOOL_SEARCH": "false"}
+               "ENABLE_TOOL_SEARCH": "false",
+               # the stockroom's start may take long on a busy machine: without it,
+               # its tools are not there, and the answer is not the recorded one
+               "MCP_TIMEOUT": "60000"}
         proc = subprocess.run(
             ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
             * as_nobody + [str(claude), "-p", "go", "--output-format", "json",
@@ -280,7 +294,10 @@ def _run_claude(case: Case, root: Path) -> dict:
              "--tools", "Bash,Read,Write,Edit,Glob,Grep",
              "--mcp-config", str(root / "mcp.json"),
              "--permission-prompt-tool", "mcp__fidelity__ask"],
-            cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+            # a guard against a hang, not a claim about speed: 1,200 calls take a
+            # minute of a quiet core, and a busy machine may take many times that
+            cwd=ws, env=env, capture_output=True, text=True,
+            timeout=120 + 2 * len(case.calls))
         results = {b["tool_use_id"]: b for b in server.results or []}
     try:
         out = json.loads(proc.stdout)
@@ -358,6 +375,44 @@ def probe() -> dict:
             "reports_version": init.get("claude_code_version"),
             "permission_modes": sorted(re.findall(r'"(\w+)"', modes[1] if modes else "")),
             "print_mode_starts_in": init.get("permissionMode")}
+
+
+# --- the recordings ----------------------------------------------------------------
+# Replayed live on every run with Claude Code installed, besides every case with no
+# recording: FIDELITY_LIVE recorded cases a mechanism (a number, or "all"), drawn at
+# random among those of at most SAMPLE_CALLS calls (a corpus of 1,200 commands is one
+# case, and a minute of Claude Code); FIDELITY_SEED repeats a draw.
+LIVE = os.environ.get("FIDELITY_LIVE", "1")
+SAMPLE_CALLS = 20
+
+
+def recording(mechanism: str) -> Path:
+    return RECORDED / f"{mechanism.replace(' ', '-')}.json"
+
+
+def recorded(mechanism: str) -> dict:
+    """Case.key -> Claude Code's answer, as recorded for the pinned version."""
+    path = recording(mechanism)
+    data = json.loads(path.read_text()) if path.exists() else {}
+    return data.get("cases", {}) if data.get("claude_code") == PINNED else {}
+
+
+def record(mechanism: str, answers: dict) -> None:
+    """The mechanism's recording holds these answers and no others (one a line)."""
+    RECORDED.mkdir(exist_ok=True)
+    lines = [f"  {json.dumps(key)}: {json.dumps(answer, ensure_ascii=False, sort_keys=True)}"
+             for key, answer in sorted(answers.items(), key=lambda a: (a[1]["case"], a[0]))]
+    head = json.dumps({"claude_code": PINNED, "mechanism": mechanism})[:-1]
+    recording(mechanism).write_text(head + ', "cases": {\n' + ",\n".join(lines) + "\n}}\n",
+                                    encoding="utf-8")
+
+
+def drawn(cases: list, seed: int) -> list:
+    """The recorded cases replayed live this run."""
+    if LIVE == "all":
+        return list(cases)
+    small = [c for c in cases if len(c.calls) <= SAMPLE_CALLS]
+    return random.Random(seed).sample(small, min(int(LIVE), len(small)))
 
 
 # --- a chapter ---------------------------------------------------------------------

@@ -78,7 +78,7 @@ KNOWN = {
         "usually at the end) and saves the whole result in .tool-results",
         owner="s01"),
     "a failure before grep (a && grep)": known(
-        "s02", "choice", "Claude Code 2.1.331 reads exit 1 by the line's last program "
+        "s02", "choice", "Claude Code 2.1.332 reads exit 1 by the line's last program "
         "alone, so `cat missing && grep -n one a.txt` (cat failed, grep never ran) is "
         "not an error there; the course cannot tell whose 1 it is after `&&` and calls "
         "it a failure (issue 30: when unsure, a failure as before)", owner="s01"),

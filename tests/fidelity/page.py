@@ -51,7 +51,9 @@ def render(results: list[dict], record: dict | None = None) -> str:
         f"{', '.join(f'`{m}`' for m in record['permission_modes'])}; a run with `-p` "
         f"and no `--permission-mode` starts in `{record['print_mode_starts_in']}`.")
     out = [f"Measured against Claude Code **{', '.join(versions)}**.{started} Each cell: "
-           "calls on which the chapter and Claude Code agree, of all calls played.", "",
+           "calls on which the chapter and Claude Code agree, of all calls played; "
+           "· where the chapter carries the code of the chapter before it for that "
+           "mechanism and is not played (`pytest --every-chapter` plays it).", "",
            "| mechanism | owner | " + " | ".join(chapters) + " |",
            "|---|---|" + "---|" * len(chapters)]
     for r in results:
@@ -59,7 +61,7 @@ def render(results: list[dict], record: dict | None = None) -> str:
         for c in chapters:
             f = r["chapters"].get(c)
             cells.append(f"{f['agree']}/{f['cases']} ({100 * f['agree'] / f['cases']:.1f} %)"
-                         if f else "n/a")
+                         if f else "·" if c >= r.get("first", "s99") else "n/a")
         anchor = re.sub(r"[^\w-]", "", r["mechanism"].lower().replace(" ", "-"))
         out.append(f"| [{r['mechanism']}](#{anchor}) | {r['owner']} | "
                    + " | ".join(cells) + " |")

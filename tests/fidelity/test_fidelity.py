@@ -1,16 +1,22 @@
-"""The differential suite: the same tool calls played to Claude Code and to every
-chapter that has the mechanism; every difference must be one we know and explain.
+"""The differential suite: the same tool calls played to Claude Code and to the
+chapters that have the mechanism; every difference must be one we know and explain.
 
-Each test is one mechanism. It writes its figures to results/<mechanism>.json, from
-which page.py writes the figures into this folder's README (the book's fidelity
-page); test_the_readme_shows_the_last_run fails when the two differ. Without Claude Code
-installed (`npm ci --prefix tests/fidelity`) the tests skip; with CI set they fail.
+Each test is one mechanism. Claude Code's answers come from recorded/<mechanism>.json
+(the pinned version's, keyed by each case's inputs); the chapters are played live.
+With Claude Code installed, every case with no recording is played to it and recorded,
+and a few recorded cases drawn at random are played to it again and must come out as
+recorded (harness.py, "the recordings"). Without it the recordings alone are the
+oracle; with CI set, a missing Claude Code fails. A test writes its figures to
+results/<mechanism>.json, from which page.py writes the figures into this folder's
+README (the book's fidelity page); test_the_readme_shows_the_last_run fails when the
+two differ.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -38,15 +44,23 @@ MECHANISMS = {
 
 
 @pytest.fixture(scope="module")
-def claude_code():
+def live() -> bool:
+    """Whether Claude Code can be played here: the pinned version is installed."""
     if not harness.installed():
-        message = f"Claude Code is not installed: {harness.INSTALL}"
         if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+            pytest.fail(f"CI plays Claude Code live: {harness.INSTALL}")
+        return False
     if harness.version() != harness.PINNED:  # known.py explains the pinned version
         pytest.fail(f"Claude Code {harness.version()} is installed, the suite measures "
                     f"{harness.PINNED} (package.json): {harness.INSTALL}")
+    return True
+
+
+@pytest.fixture(scope="module")
+def claude_code(live) -> str:
+    """For the tests that need Claude Code itself: they skip without it."""
+    if not live:
+        pytest.skip(f"Claude Code is not installed: {harness.INSTALL}")
     return harness.version()
 
 
@@ -56,6 +70,55 @@ def row_name(case, index: int, call) -> str:
         return case.id
     what = tool_input.get("command") or f"{name} {tool_input.get('file_path', '')}"
     return f"{case.id}: {what}"
+
+
+def chapters_played(first: str, cases: list, every: bool) -> list[str]:
+    """The first chapter, each chapter where a known difference of the mechanism's
+    calls starts or ends, and the last; the chapters between carry the code of the
+    one before them for this mechanism (`pytest --every-chapter` plays them too)."""
+    chapters = chapters_from(first)
+    rows = {row_name(case, i, call) for case in cases for i, call in enumerate(case.calls)}
+    starts = {KNOWN[r][k] for r in rows & set(KNOWN) for k in ("since", "until")
+              if k in KNOWN[r]}
+    return [c for c in chapters
+            if every or c in (chapters[0], chapters[-1]) or c[:3] in starts]
+
+
+def judged(case, result: dict, probes: dict) -> list:
+    """Everything the suite judges of an answer: each call's decision, error and
+    probe, and the files after."""
+    probe = probes.get(case.id)
+    return [outcome(result, i, ("decision", "error"), probe)
+            for i in range(len(case.calls))] + [result["files"]]
+
+
+def oracle(mechanism: str, cases: list, probes: dict, live: bool) -> list[dict]:
+    """Claude Code's answer to each case: its recording; with Claude Code here, each
+    missing one played and recorded, and a few recorded ones played again, which must
+    agree with their recording."""
+    book, keys = harness.recorded(mechanism), [case.key() for case in cases]
+    missing = [c for c, k in zip(cases, keys) if k not in book]
+    if not live:
+        assert not missing, (
+            f"{len(missing)} {mechanism} case(s) have no recording for Claude Code "
+            f"{harness.PINNED} ({', '.join(c.id for c in missing[:5])}): install it "
+            f"({harness.INSTALL}) and run the suite, which records them")
+        return [book[k] for k in keys]
+    seed = int(os.environ.get("FIDELITY_SEED") or random.randrange(10**6))
+    again = harness.drawn([c for c in cases if c not in missing], seed)
+    with ThreadPoolExecutor(3) as pool:
+        played = dict(zip([c.key() for c in missing + again],
+                          pool.map(harness.run_claude, missing + again)))
+    if missing or set(book) - set(keys):  # answers to add, or stale ones to drop
+        harness.record(mechanism, {k: book.get(k) or played[k] for k in keys})
+    drift = [c.id for c in again
+             if judged(c, played[c.key()], probes) != judged(c, book[c.key()], probes)]
+    assert not drift, (
+        f"Claude Code {harness.PINNED} no longer answers as recorded: {drift} (seed "
+        f"{seed}). Delete {harness.recording(mechanism).relative_to(harness.ROOT)} and "
+        "run the suite again to record every case afresh, then explain what changed "
+        "in known.py")
+    return [book.get(k) or played[k] for k in keys]
 
 
 def outcome(result: dict, i: int, fields, probe) -> dict:
@@ -95,13 +158,13 @@ def short(outcome: dict) -> str:
 
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
-def test_claude_code_and_the_course_agree_but_for_known_reasons(mechanism, claude_code):
+def test_claude_code_and_the_course_agree_but_for_known_reasons(mechanism, live, request):
     owner, first, make_cases, fields, probes = MECHANISMS[mechanism]
     cases = make_cases()
-    with ThreadPoolExecutor(3) as pool:
-        claude = list(pool.map(harness.run_claude, cases))
+    claude = oracle(mechanism, cases, probes, live)
     figures, differences, unexpected = {}, {}, []
-    for chapter in chapters_from(first):
+    every = request.config.getoption("--every-chapter")
+    for chapter in chapters_played(first, cases, every):
         mod = load_chapter(chapter)
         course = [harness.run_chapter(mod, case) for case in cases]
         rows = compare(cases, fields, probes, claude, course)
@@ -122,8 +185,8 @@ def test_claude_code_and_the_course_agree_but_for_known_reasons(mechanism, claud
                 entry["chapters"].append(chapter[:3])
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / f"{mechanism.replace(' ', '-')}.json").write_text(json.dumps({
-        "mechanism": mechanism, "owner": owner, "claude_code": claude_code,
-        "chapters": figures, "differences": list(differences.values())},
+        "mechanism": mechanism, "owner": owner, "claude_code": harness.PINNED,
+        "first": first, "chapters": figures, "differences": list(differences.values())},
         indent=1, ensure_ascii=False) + "\n")
     page.write()  # the README (and so the book) shows this run
     assert not unexpected, "\n".join(
