@@ -261,7 +261,7 @@ def test_the_chapter_and_its_python_in_the_workspace_ask(who, sandbox, make_agen
         [str(ws / ".venv" / "bin" / "python"), "course/agent_as_user.py",
          json.dumps(spec)], cwd=ws, user=uid, group=uid, extra_groups=[],
         env={**agent.env, "PYTHONDONTWRITEBYTECODE": "1",
-             "PYTHONPATH": agent_as_user.python_for(0)[1].get(
+             "PYTHONPATH": agent_as_user.python_for(uid)[1].get(
             "PYTHONPATH", sysconfig.get_paths()["purelib"])},
         capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr[-3000:]
