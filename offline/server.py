@@ -678,6 +678,8 @@ def _events(message: dict, turn: dict, chunk: int):
     delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
     if "stop_details" in message:
         delta["stop_details"] = message["stop_details"]
+    if "safeguard_results" in turn:  # the API's own check of the calls (auto mode's)
+        delta["safeguard_results"] = turn["safeguard_results"]
     yield "message_delta", {"type": "message_delta", "delta": delta,
                             "usage": {"output_tokens": message["usage"]["output_tokens"]}}
     yield "message_stop", {"type": "message_stop"}
