@@ -14,7 +14,8 @@ A turn is a dict made by `reply()` or `error()` (or one of the helpers below), o
 callable that takes the request body and returns one (a turn computed from what the
 agent sent). Requests that arrive in no fixed order, such as parallel subagents, can
 take their turns from `routed()`, which picks the next turn by the request's first
-message.
+message. An auto mode reviewer's requests (they force the tool `verdict`) take
+theirs from `reviews=[...]`, apart: `verdict("block", "why")`, `review_by(policy)`.
 
 What the real API does, the server does:
 - It checks every request as the Messages API does (`check_request`) and answers an
@@ -159,6 +160,44 @@ def routed(scripts: dict, key: Callable[[dict], str] = first_message) -> list:
     return [turn] * sum(len(turns) for turns in scripts.values())
 
 
+# --- the auto mode reviewer -------------------------------------------------------
+# A chapter in auto mode sends a second kind of request: the reviewer's, which forces
+# one tool, `verdict` (s03's auto_mode.py). A server made with `reviews=[...]` answers
+# those from that script and the agent's requests from its own, so that a scenario
+# says what the agent does and, apart, what the reviewer decides.
+REVIEW_TOOL = "verdict"
+
+
+def is_review(body: dict) -> bool:
+    """Does this request force the reviewer's tool?"""
+    choice = body.get("tool_choice")
+    return isinstance(choice, dict) and choice.get("type") == "tool" \
+        and choice.get("name") == REVIEW_TOOL
+
+
+def reviewed(body: dict) -> dict:
+    """What a reviewer request holds: its JSON document ({"transcript": [...],
+    "action": {...}}) and `instruction`, the stage's last line."""
+    blocks = _blocks(body["messages"][-1])
+    texts = [b.get("text", "") for b in blocks if b.get("type") == "text"]
+    return dict(json.loads(texts[0]), instruction=texts[-1])
+
+
+def verdict(decision: str, reason: str, **options) -> dict:
+    """The reviewer's answer: a call of `verdict` (decision "allow" or "block")."""
+    return reply(tool_use(REVIEW_TOOL, {"decision": decision, "reason": reason}),
+                 **options)
+
+
+def review_by(policy: Callable[[dict], Any]) -> Turn:
+    """A reviewer turn computed from the request: `policy(reviewed(body))` returns
+    (decision, reason) or a whole turn (an error, a reply with no verdict ...)."""
+    def turn(body: dict) -> dict:
+        answer = policy(reviewed(body))
+        return verdict(*answer) if isinstance(answer, tuple) else answer
+    return turn
+
+
 def error(status: int, kind: str, message: str, retry_after: float | None = None,
           delay: float = 0.0) -> dict:
     """An API error answer, e.g. error(529, "overloaded_error", "Overloaded").
@@ -271,6 +310,15 @@ RULES = {
     "image_media_type": "messages.{i}.content.{j}.tool_result.content.{k}.image.source."
                         "base64.media_type: Input should be 'image/jpeg', 'image/png', "
                         "'image/gif' or 'image/webp'",
+    # tool_choice (as reported in public issues: the first two in these words; the
+    # API's text for a forced tool that is not in `tools` was not found: ours)
+    "tool_choice_type": "tool_choice.type: Input should be 'auto', 'any', 'tool' or "
+                        "'none'",
+    "tool_choice_without_tools": "tool_choice may only be specified while providing "
+                                 "tools.",
+    "tool_choice_unknown_tool": "tool_choice.name: no tool named {name!r} in tools",
+    "thinking_forced_tool": "Thinking may not be enabled when tool_choice forces tool "
+                            "use.",
 }
 RESULT_BLOCKS = ("text", "image", "document", "search_result")
 IMAGE_TYPES = ("image/jpeg", "image/png", "image/gif", "image/webp")
@@ -399,10 +447,31 @@ def _check_tools(body: dict):
             return _broken("tool_name", i=i)
     if len(names) != len(set(names)):
         return _broken("duplicate_tool_name")
+    if "tool_choice" in body:
+        broken = _check_tool_choice(body["tool_choice"], names, body.get("thinking"))
+        if broken:
+            return broken
     marks = sum(1 for _, block in _prefix_blocks(body) if "cache_control" in block)
     marks += "cache_control" in body  # automatic caching takes a slot too
     if marks > 4:
         return _broken("cache_breakpoints", n=marks)
+    return None
+
+
+def _check_tool_choice(choice, names: list, thinking):
+    """`tool_choice`: auto, any, tool (with a name among `tools`) or none; all but
+    none need tools; a forced tool (any, tool) and extended thinking exclude each
+    other (adaptive thinking is allowed to decide for itself)."""
+    kind = choice.get("type") if isinstance(choice, dict) else None
+    if kind not in ("auto", "any", "tool", "none"):
+        return _broken("tool_choice_type")
+    if kind != "none" and not names:
+        return _broken("tool_choice_without_tools")
+    if kind == "tool" and choice.get("name") not in names:
+        return _broken("tool_choice_unknown_tool", name=choice.get("name"))
+    if kind in ("any", "tool") and isinstance(thinking, dict) \
+            and thinking.get("type") == "enabled":
+        return _broken("thinking_forced_tool")
     return None
 
 
@@ -498,8 +567,10 @@ class ScriptedServer:
     def __init__(self, turns: Iterable[Turn] = (), *, models: Iterable[str] | None = None,
                  event_delay: float = 0.0, chunk_size: int = 24,
                  context_window: int | None = None, imitate: str | None = None,
-                 tools: bool = True):
+                 tools: bool = True, reviews: Iterable[Turn] | None = None):
         self.turns: deque[Turn] = deque(turns)
+        # the auto mode reviewer's turns (see is_review); None: from `turns`, in order
+        self.reviews: deque[Turn] | None = None if reviews is None else deque(reviews)
         self.requests: list[dict] = []        # every request body, in arrival order
         self.rejected: list[tuple[int, str]] = []  # (request index, the API's message)
         self.finished: list[float] = []       # time.monotonic() each message answer
@@ -546,6 +617,11 @@ class ScriptedServer:
         with self._lock:
             self.turns.extend(turns)
 
+    def add_reviews(self, *turns: Turn) -> None:
+        """Append turns to the reviewer's script (made if there was none)."""
+        with self._lock:
+            self.reviews = (self.reviews or deque()) + deque(turns)
+
     @property
     def remaining(self) -> int:
         return len(self.turns)
@@ -571,10 +647,14 @@ class ScriptedServer:
                                       data.encode()), "delay": 0.0}
             if self.models is not None and body.get("model") not in self.models:
                 return error(404, "not_found_error", f"model: {body.get('model')}")
-            if not self.turns:
-                return error(400, "invalid_request_error",
-                             "scripted server: the script has no more turns")
-            turn = self.turns.popleft()
+            script = self.turns
+            if self.reviews is not None and is_review(body):
+                script = self.reviews
+            if not script:
+                return error(400, "invalid_request_error", "scripted server: the "
+                             f"script has no more {'review ' * (script is self.reviews)}"
+                             "turns")
+            turn = script.popleft()
         return turn(body) if callable(turn) else turn
 
     def usage(self, body: dict) -> dict:

@@ -241,11 +241,48 @@ def test_a_valid_request_is_answered(server, client, messages):
     assert not server.rejected
 
 
+VERDICT = {"name": "verdict", "input_schema": {"type": "object"}}
+# (rule, the request's other fields, the words of the API's answer)
+TOOL_CHOICE = [
+    ("tool_choice_type", {"tools": [VERDICT], "tool_choice": {"type": "required"}},
+     "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'"),
+    ("tool_choice_without_tools", {"tool_choice": {"type": "tool", "name": "verdict"}},
+     "tool_choice may only be specified while providing tools."),
+    ("tool_choice_without_tools", {"tools": [], "tool_choice": {"type": "any"}},
+     "tool_choice may only be specified while providing tools."),
+    ("tool_choice_unknown_tool", {"tools": [VERDICT],
+                                  "tool_choice": {"type": "tool", "name": "verdikt"}},
+     "tool_choice.name: no tool named 'verdikt' in tools"),
+    ("thinking_forced_tool", {"tools": [VERDICT], "tool_choice": {"type": "any"},
+                              "thinking": {"type": "enabled", "budget_tokens": 1024}},
+     "Thinking may not be enabled when tool_choice forces tool use."),
+]
+
+
+@pytest.mark.parametrize("rule, fields, words", TOOL_CHOICE,
+                         ids=[f"{r}-{i}" for i, (r, _, _) in enumerate(TOOL_CHOICE)])
+def test_tool_choice_as_the_api_checks_it(server, client, rule, fields, words):
+    """tool_choice: a known type; tools beside it; a forced tool that is among them;
+    no extended thinking with a forced tool. What the API accepts still passes."""
+    server.add(reply("unused"))
+    with pytest.raises(anthropic.BadRequestError, match=re.escape(words)):
+        client.messages.create(model="m", max_tokens=2000, messages=[SAY], **fields)
+    assert check_request({"max_tokens": 1, "messages": [SAY], **fields})[0] == rule
+    for ok in ({"tools": [VERDICT], "tool_choice": {"type": "tool", "name": "verdict"}},
+               {"tool_choice": {"type": "none"}},
+               {"tools": [VERDICT], "tool_choice": {"type": "any"},
+                "thinking": {"type": "adaptive"}},
+               {"tools": [VERDICT], "tool_choice": {"type": "auto"},
+                "thinking": {"type": "enabled", "budget_tokens": 1024}}):
+        assert check_request({"max_tokens": 1, "messages": [SAY], **ok}) is None, ok
+
+
 def test_every_rule_has_a_test():
     """Each of the server's rules is shown refusing in INVALID (or in a test of its own)."""
     tested = {rule for rule, _, _ in INVALID} | {"max_tokens", "duplicate_tool_name",
                                                  "cache_breakpoints", "messages",
-                                                 "tool_name"}
+                                                 "tool_name"} \
+        | {rule for rule, _, _ in TOOL_CHOICE}
     assert tested == set(RULES)
 
 
