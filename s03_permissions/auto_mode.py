@@ -95,7 +95,8 @@ MAX_ENTRY_CHARS = 2_000   # one rule's prose; longer is a mistake, not a rule
 def read_auto_mode(settings: dict, source: str) -> tuple[dict, list[str]]:
     """The `autoMode` of one settings file's JSON (`source` names it in problems),
     checked entry by entry: ({section: [entries]} for the sections it sets,
-    [one line per problem]). A bad entry is left out and named; the rest stand."""
+    [one line per problem]). A section with a bad entry is ignored whole, so the
+    built-in rules stand for it; the other sections stand."""
     auto = settings.get("autoMode")
     if auto is None:
         return {}, []
@@ -109,12 +110,12 @@ def read_auto_mode(settings: dict, source: str) -> tuple[dict, list[str]]:
         elif not isinstance(entries, list):
             problems.append(f"{where}: not a list of rules; ignored")
         else:
-            found[key] = []
-            for i, entry in enumerate(entries):
-                if problem := entry_problem(entry):
-                    problems.append(f"{where}[{i}]: {problem}; left out")
-                else:
-                    found[key].append(entry.strip())
+            bad = [f"{where}[{i}]: {problem}; autoMode.{key} ignored"
+                   for i, entry in enumerate(entries)
+                   if (problem := entry_problem(entry))]
+            problems += bad
+            if not bad:  # subtle: half a list could drop a hard_deny rule you meant
+                found[key] = [entry.strip() for entry in entries]
     return found, problems
 
 
