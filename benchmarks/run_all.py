@@ -29,6 +29,7 @@ RESULTS = HERE / "results.json"
 
 # script -> the options of a short run
 RUNS = {
+    "auto_mode_eval": ["--offline"],  # with a key it spends requests: run it alone
     "bash_ladder": [],
     "classifier": [],
     "deferred_tools_size": [],
