@@ -83,6 +83,10 @@ class Case:
     hooks: dict = field(default_factory=dict)     # hook script name -> its text
     mcp: bool = False                # the stockroom server in .mcp.json, approved
     apart: bool = False              # each call in its own message, after the last
+    # mode "auto": what the API's own check says of each call (Claude Code 2.1.332
+    # asks the API, auto_mode_facts.md), e.g. {"type": "evaluated", "outcome":
+    # "flagged", "explanation": "..."}; None: the answer carries no verdict for it
+    checks: list = field(default_factory=list)
 
     def key(self) -> str:
         """The hash of what Claude Code's answer depends on: the pinned version and
@@ -92,7 +96,8 @@ class Case:
                            self.settings, self.mode, self.shell, self.hooks,
                            PINNED, stand_ins()]
                           + [self.mcp, STOCKROOM.read_text()] * self.mcp
-                          + ["apart"] * self.apart, sort_keys=True)
+                          + ["apart"] * self.apart
+                          + [["checks", self.checks]] * bool(self.checks), sort_keys=True)
         return hashlib.sha256(spec.encode()).hexdigest()[:24]
 
 
@@ -194,9 +199,10 @@ class OneMessage(ScriptedServer):
     last message: Claude Code may end a request with a message of its own (a working
     directory that changed) after the tool_results, and asks again after "done"."""
 
-    def __init__(self, turns: list):
+    def __init__(self, turns: list, checks: dict | None = None):
         super().__init__()
         self.turns, self.results = turns, None
+        self.checks = checks or {}  # tool_use id -> the API check's status (auto mode)
 
     def next_turn(self, body: dict) -> dict:
         with self._lock:
@@ -211,7 +217,15 @@ class OneMessage(ScriptedServer):
         sent = sum(m["role"] == "assistant" and isinstance(m["content"], list)
                    and any(b.get("type") == "tool_use" for b in m["content"])
                    for m in body["messages"])
-        return reply(*self.turns[sent]) if sent < len(self.turns) else reply("done")
+        if sent >= len(self.turns):
+            return reply("done")
+        turn = reply(*self.turns[sent])
+        checked = {b["id"]: self.checks[b["id"]] for b in self.turns[sent]
+                   if self.checks.get(b.get("id")) is not None}
+        if checked and body.get("safeguards"):  # the API's check, only when asked for
+            turn["safeguard_results"] = [{"type": "dangerous_tool_use", "status": {
+                "type": "available", "tool_uses": checked}}]
+        return turn
 
 
 def turns(case: Case, blocks: list) -> list:
@@ -274,7 +288,8 @@ def _run_claude(case: Case, root: Path) -> dict:
     if as_nobody:
         subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(root)], check=True)
     blocks = [tool_use(name, dict(tool_input)) for name, tool_input in case.calls]
-    with OneMessage(turns(case, blocks)) as server:
+    checks = {b["id"]: check for b, check in zip(blocks, case.checks)}
+    with OneMessage(turns(case, blocks), checks) as server:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(home),
                "ANTHROPIC_BASE_URL": server.url, "ANTHROPIC_API_KEY": "sk-fidelity",
                "SHELL": str(tools / "bin" / "bash") if case.shell == "stub"
