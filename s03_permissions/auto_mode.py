@@ -86,7 +86,7 @@ RULES = {
     ],
 }
 SECTIONS = tuple(RULES)
-DEFAULTS = "$defaults"  # in a settings list: the built-in entries go here
+SPLICE_DEFAULTS = "$defaults"  # in a settings list: the built-in entries go here
 
 # === s03 · auto mode: the settings' rules ===
 MAX_ENTRY_CHARS = 2_000   # one rule's prose; longer is a mistake, not a rule
@@ -156,7 +156,7 @@ def merge_rules(*layers: dict) -> dict:
         for key, entries in layer.items():
             spliced = []
             for entry in entries:
-                spliced += rules[key] if entry == DEFAULTS else [entry]
+                spliced += rules[key] if entry == SPLICE_DEFAULTS else [entry]
             rules[key] = spliced
     return rules
 
@@ -244,7 +244,7 @@ STAGES = (
 )
 
 
-def system_prompt(rules: dict) -> str:
+def reviewer_prompt(rules: dict) -> str:
     """The reviewer's system prompt: its role, then each section of the rules."""
     parts = [ROLE]
     for key in SECTIONS:
@@ -263,7 +263,7 @@ def review_request(model: str, action: dict, entries: list[dict], rules: dict,
     return {
         "model": model,
         "max_tokens": STAGE_TOKENS[stage],
-        "system": [{"type": "text", "text": system_prompt(rules),
+        "system": [{"type": "text", "text": reviewer_prompt(rules),
                     "cache_control": {"type": "ephemeral"}}],
         "tools": [VERDICT_TOOL],
         "tool_choice": {"type": "tool", "name": "verdict"},
