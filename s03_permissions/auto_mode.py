@@ -342,7 +342,10 @@ def review(client, model: str, action: dict, messages: list, rules: dict,
 
 # === s03 · auto mode: who decides ===
 BLOCKS_IN_A_ROW = 3      # the reviewer's blocks in a row before the user decides
-BLOCKS_A_SESSION = 20    # ... or in the whole session (Claude Code's numbers)
+BLOCKS_A_SESSION = 20    # ... or in the session since the user last decided
+# (Claude Code 2.1.332, tests/fidelity/auto_mode_facts.md: the 3rd block in a row is
+# asked, and each next one while the row lasts; the 20th of the session is asked,
+# and the count of 20 starts over)
 
 
 @dataclass
@@ -376,9 +379,11 @@ def auto_decision(verdict: Verdict, blocks: Blocks) -> tuple[str, str]:
     if verdict.decision == FAILED:
         return "ask", f"auto mode: the reviewer failed: {verdict.reason}"
     if blocks.user_decides():
-        return "ask", (f"auto mode: the reviewer blocked {blocks.in_a_row} calls in "
-                       f"a row ({blocks.total} this session), this one because: "
-                       f"{verdict.reason}")
+        why = (f"auto mode: the reviewer blocked {blocks.in_a_row} calls in a row "
+               f"({blocks.total} this session), this one because: {verdict.reason}")
+        if blocks.total >= BLOCKS_A_SESSION:
+            blocks.total = 0  # the next 20 are counted afresh
+        return "ask", why
     return "block", verdict.reason
 
 

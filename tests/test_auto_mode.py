@@ -205,13 +205,17 @@ def test_three_blocks_in_a_row_hand_the_call_to_the_user():
     assert (blocks.in_a_row, blocks.total) == (0, 4)
 
 
-def test_twenty_blocks_a_session_hand_every_next_block_to_the_user():
+def test_the_twentieth_block_of_a_session_goes_to_the_user():
+    """Blocks in pairs with an allow between (never three in a row): the 20th asks,
+    then the count starts over (as Claude Code 2.1.332 did: block, block, allow, ...
+    eleven times gave 19 blocks, a question, 2 blocks)."""
     blocks, block, allow = am.Blocks(), am.Verdict(am.BLOCK, "no"), am.Verdict(am.ALLOW, "ok")
     decisions = []
-    for _ in range(12):  # never three in a row
+    for _ in range(21):
         decisions += [am.auto_decision(block, blocks)[0], am.auto_decision(block, blocks)[0]]
         am.auto_decision(allow, blocks)
-    assert decisions[:19] == ["block"] * 19 and set(decisions[19:]) == {"ask"}
+    assert [i + 1 for i, d in enumerate(decisions) if d == "ask"] == [20, 40]
+    assert "20 this session" in am.auto_decision(block, am.Blocks(total=19))[1]
 
 
 def test_a_block_message_gives_the_reason_and_asks_no_one():
