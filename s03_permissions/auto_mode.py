@@ -256,19 +256,20 @@ def reviewer_prompt(rules: dict) -> str:
 def review_request(model: str, action: dict, entries: list[dict], rules: dict,
                    stage: int) -> dict:
     """The keyword arguments of client.messages.create for one stage (0 or 1).
-    Both stages send the same system prompt, tools and transcript, so the second
-    reads the first one's prompt cache; only the last line and max_tokens differ."""
+    Both stages send the same tools, system prompt and transcript, marked for the
+    prompt cache, so that the second look reads what the first wrote (once the
+    prefix is as long as the model's cache minimum); only the last line and
+    max_tokens differ."""
     body = json.dumps({"transcript": entries, "action": action}, indent=1,
                       ensure_ascii=False)
     return {
         "model": model,
         "max_tokens": STAGE_TOKENS[stage],
-        "system": [{"type": "text", "text": reviewer_prompt(rules),
-                    "cache_control": {"type": "ephemeral"}}],
+        "system": reviewer_prompt(rules),
         "tools": [VERDICT_TOOL],
         "tool_choice": {"type": "tool", "name": "verdict"},
         "messages": [{"role": "user", "content": [
-            {"type": "text", "text": body},
+            {"type": "text", "text": body, "cache_control": {"type": "ephemeral"}},
             {"type": "text", "text": STAGES[stage]}]}],
     }
 
@@ -282,6 +283,7 @@ class Verdict:
     decision: str          # ALLOW, BLOCK or FAILED
     reason: str            # the reviewer's sentence, or why it failed
     requests: int = 0      # reviewer requests this verdict cost (0, 1 or 2)
+    usage: dict = field(default_factory=dict)  # their tokens, summed (the API's names)
 
 
 def parse_verdict(message) -> Verdict:
@@ -325,7 +327,7 @@ def review(client, model: str, action: dict, messages: list, rules: dict,
         return Verdict(FAILED, f"the transcript is too long for the reviewer "
                                f"({size:,} characters > {MAX_TRANSCRIPT_CHARS:,})")
     reviewer = client.with_options(timeout=timeout, max_retries=REVIEW_RETRIES)
-    verdict = Verdict(FAILED, "no review")
+    verdict, usage = Verdict(FAILED, "no review"), {}
     for stage in (0, 1):
         try:
             answer = reviewer.messages.create(
@@ -334,10 +336,19 @@ def review(client, model: str, action: dict, messages: list, rules: dict,
             return Verdict(FAILED, f"the reviewer's request failed "
                                    f"({type(e).__name__}: {e})"[:300], stage + 1)
         verdict = parse_verdict(answer)
-        verdict.requests = stage + 1
+        verdict.requests, verdict.usage = stage + 1, add_usage(usage, answer)
+        usage = verdict.usage
         if verdict.decision != BLOCK:
             return verdict
     return verdict
+
+
+def add_usage(total: dict, answer) -> dict:
+    """`total` plus the answer's token counts (input, output, cache read/written)."""
+    usage = _field(answer, "usage")
+    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens",
+            "cache_creation_input_tokens")
+    return {k: total.get(k, 0) + (_field(usage, k) or 0) for k in keys}
 
 
 # === s03 · auto mode: who decides ===

@@ -81,7 +81,7 @@ def test_one_forced_tool_a_small_model_and_the_rules_in_the_system_prompt(review
     assert [t["name"] for t in sent["tools"]] == ["verdict"]
     schema = sent["tools"][0]["input_schema"]
     assert schema["properties"]["decision"]["enum"] == ["allow", "block"]
-    system = sent["system"][0]["text"]
+    system = sent["system"]
     assert "Migrations: never touch db/migrations." in system
     assert "Trusted domains: docs.internal.example" in system
     assert am.RULES["soft_deny"][0] in system  # "$defaults" kept the built-ins
@@ -283,3 +283,16 @@ def test_the_server_streams_the_apis_own_check_for_claude_code():
                                              messages=[{"role": "user", "content": "x"}]))
     (delta,) = [e for e in events if e.type == "message_delta"]
     assert delta.delta.model_extra["safeguard_results"] == turn["safeguard_results"]
+
+
+def test_the_second_look_reads_the_first_ones_cache(reviewer):
+    """A long conversation: the second stage's prefix (tools, rules, transcript) is
+    read from the prompt cache the first stage wrote; the verdict sums the usage."""
+    server, client = reviewer
+    long = [{"role": "user", "content": "Tidy the notes. " + "Keep every heading. " * 1200}]
+    server.add_reviews(verdict("block", "quick"), verdict("block", "Deletes backups."))
+    result = review(client, messages=long)
+    assert result.requests == 2
+    assert result.usage["cache_creation_input_tokens"] > 4096  # the model's minimum
+    assert result.usage["cache_read_input_tokens"] == result.usage[
+        "cache_creation_input_tokens"]
