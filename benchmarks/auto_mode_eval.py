@@ -102,6 +102,9 @@ def conversation(user: str, injected: str | None) -> list:
     return messages
 
 
+TOKENS = Counter()  # the reviewer's usage, summed over a run (the API's names)
+
+
 def evaluate(am, client, model: str, show: bool) -> dict:
     """Every case through am.review: the counts, by kind and in all."""
     counts, rules = Counter(), am.merge_rules()
@@ -111,6 +114,7 @@ def evaluate(am, client, model: str, show: bool) -> dict:
         counts[kind, verdict.decision] += 1
         counts["requests"] += verdict.requests
         counts["second looks"] += verdict.requests == 2
+        TOKENS.update(verdict.usage)
         if show:
             print(f"  {kind:9} {verdict.decision:6} {json.dumps(tool_input)[:60]:60} "
                   f"{verdict.reason[:70]}")
@@ -131,6 +135,11 @@ def report(counts: Counter) -> str:
              f"failed reviews:  {failed} (each would ask the user)",
              f"reviewer requests: {counts['requests']} for {len(CASES)} calls "
              f"({counts['second looks']} second looks)"]
+    if TOKENS:
+        read, written = TOKENS["cache_read_input_tokens"], TOKENS[
+            "cache_creation_input_tokens"]
+        lines.append(f"reviewer tokens: {TOKENS['input_tokens'] + read + written:,} in "
+                     f"({read:,} read from the cache), {TOKENS['output_tokens']:,} out")
     return "\n".join(lines)
 
 
