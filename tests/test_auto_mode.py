@@ -296,3 +296,38 @@ def test_the_second_look_reads_the_first_ones_cache(reviewer):
     assert result.usage["cache_creation_input_tokens"] > 4096  # the model's minimum
     assert result.usage["cache_read_input_tokens"] == result.usage[
         "cache_creation_input_tokens"]
+
+
+# --- any answer at all: parse_verdict never raises, and allows only a true verdict ----
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+JSONISH = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+                       lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                       max_leaves=8)
+BLOCK = st.fixed_dictionaries({
+    "type": st.sampled_from(["tool_use", "text", "thinking", 7, None]),
+    "name": st.sampled_from(["verdict", "Verdict", "run_shell", None]),
+    "input": st.one_of(JSONISH, st.fixed_dictionaries({
+        "decision": st.sampled_from(["allow", "block", "ALLOW", "", None, 1]),
+        "reason": st.one_of(st.text(max_size=20), st.none(), st.integers())},
+        optional={"extra": JSONISH}))})
+ANSWER = st.fixed_dictionaries({
+    "stop_reason": st.sampled_from(["tool_use", "end_turn", "max_tokens", None, 3]),
+    "content": st.one_of(st.none(), st.lists(BLOCK, max_size=3))})
+
+
+@settings(max_examples=400, deadline=None)
+@given(ANSWER)
+def test_parse_verdict_never_raises_and_allows_only_a_true_verdict(answer):
+    result = am.parse_verdict(answer)
+    assert result.decision in (am.ALLOW, am.BLOCK, am.FAILED)
+    if result.decision != am.FAILED:
+        (block,) = answer["content"]
+        assert answer["stop_reason"] == "tool_use"
+        assert (block["type"], block["name"]) == ("tool_use", "verdict")
+        assert set(block["input"]) == {"decision", "reason"}
+        assert block["input"]["decision"] == result.decision
+        assert isinstance(block["input"]["reason"], str) and block["input"]["reason"].strip()
