@@ -887,6 +887,23 @@ def test_every_chapter_has_a_quiz_that_github_shows_folded(chapter):
         assert len(q["options"]) >= 3 and q["why"], f"{chapter}: {q['question']}"
 
 
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_the_quiz_answer_is_not_given_away_by_its_length(chapter):
+    """A learner who always picks the longest option (the most careful-looking one)
+    does no better than chance: the right answer is the longest option (ties count)
+    in at most a third of the chapter's questions, and so is the shortest."""
+    questions = quiz_of(chapter)
+    longest = [q["question"][:50] for q in questions
+               if any(len(q["options"][c]) == max(map(len, q["options"].values()))
+                      for c in q["correct"])]
+    shortest = [q["question"][:50] for q in questions
+                if any(len(q["options"][c]) == min(map(len, q["options"].values()))
+                       for c in q["correct"])]
+    most = round(len(questions) / 3)
+    assert len(longest) <= most, f"{chapter}: the right answer is the longest in {longest}"
+    assert len(shortest) <= most, f"{chapter}: the right answer is the shortest in {shortest}"
+
+
 def test_a_quiz_becomes_the_plugins_blocks():
     """A worked example: the GitHub form of a question, as mkdocs-quiz's block, kept
     out of search; a question that breaks the form is refused, saying why."""
