@@ -23,10 +23,10 @@ edited checker says nothing about your code.
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import itertools
 import json
+import operator
 import os
 import socket
 import sys
@@ -283,12 +283,28 @@ def transcript_problem(messages: list) -> str | None:
 
 # --- failures in plain words ------------------------------------------------------------
 
-MARK = "<<expected-and-got>>"  # heads the lines below in pytest's explanation
+class Described(str):
+    """A row's value that is already words ("a value > 3"), shown without quotes."""
+
+
+COMPARED: list[tuple[str, object]] = []  # the running check's failed comparisons: rows
+HOLDS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+         ">": operator.gt, ">=": operator.ge, "is": operator.is_, "is not": operator.is_not,
+         "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
 
 
 def pytest_assertrepr_compare(config, op, left, right):
-    """A failed comparison in a checker, as what was expected and what was got. The
-    checkers write `assert got == expected`, and `assert part in whole`."""
+    """Note a failed comparison in a checker as what was expected and what was got
+    (the report shows it under the checker's message); pytest's own explanation stays.
+    The checkers write `assert got == expected`, and `assert part in whole`.
+    subtle: pytest asks about every comparison of a failed `assert a == b and c`,
+    the one that held too: that one is not what went wrong."""
+    try:
+        held = bool(HOLDS[op](left, right))
+    except Exception:  # noqa: BLE001 - a comparison that cannot be redone: keep it
+        held = False
+    if held:
+        return
     rows = {"==": [("Expected", right), ("Got", left)],
             "!=": [("Expected anything but", right)],
             "in": [("Expected to find", left), ("In", right)],
@@ -296,45 +312,29 @@ def pytest_assertrepr_compare(config, op, left, right):
             "is": [("Expected", right), ("Got", left)],
             "is not": [("Expected anything but", right)]}.get(op)
     if rows is None:  # <, <=, >, >=
-        rows = [("Expected", f"a value {op} {right!r}"), ("Got", left)]
-    return [MARK] + [f"{label}: {shown(value)}" for label, value in rows]
+        rows = [("Expected", Described(f"a value {op} {right!r}")), ("Got", left)]
+    COMPARED.extend(rows)
 
 
 def shown(value, limit: int = 300) -> str:
     """A value on one line, cut in the middle if long (strings shown with quotes)."""
-    text = value if isinstance(value, str) and value.startswith("a value ") else repr(value)
+    text = value if isinstance(value, Described) else repr(value)
     return text if len(text) <= limit else f"{text[:limit - 60]} ... {text[-50:]}"
 
 
-def expected_and_got(error: str, message: str) -> str:
-    """The lines pytest_assertrepr_compare wrote into an AssertionError, minus values
-    the checker's message already shows."""
-    lines, rows = error.split("\n"), []
-    for i, line in enumerate(lines):
-        if MARK not in line:
-            continue
-        block = []
-        for row in lines[i + 1:]:
-            if not row.startswith("  ") or row.startswith("  +"):
-                break
-            block.append(row.strip())
-        if block and "(" in line.split(MARK)[0]:  # pytest wrapped `a and b` in (...)
-            block[-1] = block[-1].removesuffix(")")
-        for row in block:
-            label, _, value = row.partition(": ")
-            if not already_shown(value, message):
-                rows.append(f"{label + ':':<9} {value}")  # the values line up
-    return "\n".join(dict.fromkeys(rows))
+def expected_and_got(rows: list[tuple[str, object]], message: str) -> str:
+    """The rows of the failed comparisons, lined up, minus the values the checker's
+    message already shows."""
+    lines = [f"{label + ':':<9} {shown(value)}" for label, value in rows
+             if not already_shown(value, message)]  # the values line up
+    return "\n".join(dict.fromkeys(lines))
 
 
-def already_shown(value: str, message: str) -> bool:
+def already_shown(value, message: str) -> bool:
     """Does the checker's message already show this value (as repr, or as text)?"""
-    try:
-        text = str(ast.literal_eval(value))
-    except (ValueError, SyntaxError):  # cut in the middle, or not a literal
-        text = value
-    words = " ".join(text.split())[:60]
-    return bool(words) and (words in " ".join(message.split()) or value[:60] in message)
+    words = " ".join(str(value).split())[:60]
+    return bool(words) and (words in " ".join(message.split())
+                            or repr(value)[:60] in message)
 
 
 def raised_in_your_file(excinfo, path: Path) -> str:
@@ -353,6 +353,7 @@ def pytest_runtest_makereport(item, call):
     then what it expected and what it got."""
     outcome = yield
     report = outcome.get_result()
+    rows, COMPARED[:] = COMPARED[:], []  # what this phase compared, and no more
     if call.when != "call" or call.excinfo is None or item.config.option.tbstyle == "long":
         return
     what = (item.function.__doc__ or item.name).strip()
@@ -370,7 +371,7 @@ def pytest_runtest_makereport(item, call):
         # checker's message is written for you, so show that, and what was compared.
         error = str(call.excinfo.value)
         message = "" if error.startswith("assert ") else error.split("\nassert ", 1)[0].strip()
-        compared = expected_and_got(error, message)
+        compared = expected_and_got(rows, message)
         wrong = "\n\n".join(part for part in (message, compared) if part)
         report.longrepr = f"Checks: {what}\n\nWhat is wrong: {wrong or error}"
     elif any(Path(str(e.path)) == path for e in call.excinfo.traceback):

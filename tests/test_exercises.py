@@ -374,3 +374,31 @@ def test_the_checkers_are_as_recorded(checker_runs):
     assert set(seal.recorded()) == set(seal.sealed())
     for run, _ in checker_runs.values():
         assert EDITED not in run.stdout, run.stdout[-2000:]
+
+
+# --- a failed check in plain words ------------------------------------------------------
+
+
+def test_a_wrong_hook_is_told_in_plain_words(tmp_path):
+    """s04 ex1's checker on a hook with two mistakes (its reason names the wrong line;
+    it prints on a valid file): each failure shows the checker's message and nothing of
+    the machinery (no internal marker, no half of an `a == b and c` that held)."""
+    hook = (ROOT / "exercises" / "solutions" / "s04" / "ex1.py").read_text()
+    wrong = hook.replace("{e.lineno}:{e.colno}", "{e.lineno + 1}:{e.colno}").replace(
+        "    return 0  # the answer",
+        "    if not problem and path.endswith('.json'):\n        print('checked')\n"
+        "    return 0  # the answer")
+    assert wrong.count("checked") == 1 and "e.lineno + 1" in wrong
+    (tmp_path / "ex1.py").write_text(wrong)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "PYTEST_", "EXERCISE_")) and k != "MODEL_ID"}
+    env.update(EXERCISE_FILE=str(tmp_path / "ex1.py"), NO_COLOR="1", TMPDIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "exercises/s04/test_ex1.py"], cwd=ROOT, env=env, text=True,
+                         capture_output=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
+    out = run.stdout
+    assert run.returncode == 1 and "3 failed" in out, out[-3000:]
+    assert "got exit 0 and 'checked'" in out  # the checkers' own words
+    assert "with stock.json:3:... in it" in out and "stock.json:4:3: Expecting" in out
+    assert "<<" not in out, out[-3000:]
+    assert not re.search(r"^(Got|In|Expected)\b.* (and|or) ", out, re.MULTILINE), out[-3000:]
