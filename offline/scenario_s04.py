@@ -20,7 +20,7 @@ import json
 import shutil
 from pathlib import Path
 
-from .scenarios import outcomes, story, tests_said, tool_results, why_not
+from .scenarios import outcomes, story, tool_results, what_tests_said, why_not
 from .server import reply, tool_use
 
 EXAMPLES = Path(__file__).parent / "hook_examples"
@@ -121,7 +121,7 @@ def first_answer(request: dict) -> dict:
     build = ("Moved build/ to .trash/ (rm is blocked here)" if moved else
              f"build/ is still there: rm is blocked here, and the move did not go "
              f"through ({why_not(result)})")
-    tests = tests_said(request, TESTS)
+    tests = what_tests_said(request, TESTS)
     if "FAILED" in tests:
         tests += (" (the failure left is the low-stock line, which you did not ask me "
                   "to change)" if "multiplies" in fix_said(request) else

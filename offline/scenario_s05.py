@@ -39,7 +39,7 @@ import sys
 from pathlib import Path
 
 from .scenarios import (FIX_CONTEXT, calls, first_line, nobody_answered, outcomes,
-                        refused, results_of, tests_said, why_not)
+                        refused, results_of, what_tests_said, why_not)
 from .server import reply, tool_use
 
 CHANGELOG_SKILL = """\
@@ -198,7 +198,7 @@ def after_the_plan(request: dict) -> dict:
               if len(reports) > 1 and not refused(reports[-1]) else "")
     noted = " Your note is left for a change of its own." if any(
         "Your note" in use["input"].get("plan", "") for use, _ in calls(request)) else ""
-    tests = tests_said(request, TESTS)
+    tests = what_tests_said(request, TESTS)
     if "FAILED" in tests:
         tests += " (the low-stock line is a separate fix)"
     return reply(f"Done: `total_value` now multiplies by the quantity. {tests}."

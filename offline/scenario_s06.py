@@ -44,7 +44,7 @@ def setup(workdir) -> None:
     (workdir / ".claude" / "settings.json").write_text(json.dumps(SETTINGS, indent=2))
 
 
-def tests_started(request: dict) -> bool:
+def the_tests_started(request: dict) -> bool:
     """Did the background test run start (plan mode, for one, refuses it)?"""
     return outcomes(request, "run_shell", command=TESTS)[-1][0]
 
@@ -56,7 +56,7 @@ def when_the_tests_end(then: dict, instead):
     subagents' second of work, so that the <task-notification> comes with the same
     request on every run and the transcript stays the same."""
     def turn(request: dict) -> dict:
-        if not tests_started(request):
+        if not the_tests_started(request):
             return instead(request)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not re.search(
@@ -67,7 +67,7 @@ def when_the_tests_end(then: dict, instead):
     return turn
 
 
-def tests_said(request: dict) -> str:
+def what_the_tests_said(request: dict) -> str:
     """The unittest summary in the output file, as read_file showed it; or why the
     tests did not run."""
     started, result = outcomes(request, "run_shell", command=TESTS)[-1]
@@ -82,13 +82,13 @@ def answer(request: dict) -> dict:
     """The tour, the tests and what the subagents found."""
     return reply(
         "Tour: stockroom keeps stock in stock.json; inventory.py computes values, "
-        f"report.py prints the morning report. {tests_said(request)}. The subagents "
+        f"report.py prints the morning report. {what_the_tests_said(request)}. The subagents "
         "found: (1) " + " (2) ".join(subagent_answers(request)) + " I changed nothing.")
 
 
 def read_the_output(request: dict) -> dict:
     """The tests' output file, once they have ended; no tests, no output: the answer."""
-    if not tests_started(request):
+    if not the_tests_started(request):
         return answer(request)
     return reply("The tests have finished; I'll read their output.",
                  tool_use("read_file", {"file_path": OUTPUT}))

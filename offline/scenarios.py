@@ -112,7 +112,7 @@ def why_not(result: str) -> str:
         if result.strip() else "it failed"
 
 
-def tests_said(request: dict, command: str) -> str:
+def what_tests_said(request: dict, command: str) -> str:
     """The tests' summary, or why they did not run: the last run of `command`."""
     runs = outcomes(request, "run_shell", command=command)
     if not runs:
@@ -149,6 +149,28 @@ def story(*steps) -> list:
 
 # --- s01: the loop, with one shell tool -----------------------------------------
 
+def unittest_summary_from(request: dict) -> str:
+    """Find the unittest summary in any earlier tool_result of the conversation."""
+    for message in reversed(request["messages"]):
+        summary = unittest_summary(tool_results(message)) if message["role"] == "user" else ""
+        if summary:
+            return summary
+    return "(no unittest summary found)"
+
+
+def s01_answer(request: dict) -> str:
+    """What the project is, what its tests said (pass or not, as they said it), and
+    what grep showed."""
+    summary = unittest_summary_from(request)
+    verdict = ("The tests pass" if summary.endswith("OK") else
+               "The tests do not pass" if "FAILED" in summary else "I found no test summary")
+    return ("This is *stockroom*, a tiny stock keeper (inventory.py, report.py, "
+            f"stock.json). {verdict}: {summary}. Both `catalog_price` and `total_value` "
+            "add `item[\"price\"]` only, so `total_value` forgets the quantity; and the "
+            "report does not say how many units are left. I only looked; nothing was "
+            "changed.")
+
+
 S01 = {
     "title": "the agent loop with one tool, run_shell",
     "prompts": ["What is this project, and do its tests pass?"],
@@ -158,23 +180,9 @@ S01 = {
               tool_use("run_shell", {"command": "head -n 8 README.md"})),
         reply(tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 12"})),
         reply(tool_use("run_shell", {"command": "grep -n 'total +=' inventory.py"})),
-        lambda request: reply(
-            "This is *stockroom*, a tiny stock keeper (inventory.py, report.py, "
-            "stock.json). The tests do not pass: " + unittest_summary_from(request) +
-            ". Both `catalog_price` and `total_value` add `item[\"price\"]` only, so "
-            "`total_value` forgets the quantity; and the report does not say how many "
-            "units are left. I only looked; nothing was changed."),
+        lambda request: reply(s01_answer(request)),
     ],
 }
-
-
-def unittest_summary_from(request: dict) -> str:
-    """Find the unittest summary in any earlier tool_result of the conversation."""
-    for message in reversed(request["messages"]):
-        summary = unittest_summary(tool_results(message)) if message["role"] == "user" else ""
-        if summary:
-            return summary
-    return "(no unittest summary found)"
 
 
 # --- s02: file tools, edit safeguards --------------------------------------------
@@ -201,7 +209,7 @@ def s02_answer(request: dict) -> str:
             "the low-stock line says how many are left (the file's curly quotes were kept)."
             if not failed else "I could not fix everything; not fixed: " + "; ".join(failed)
             + ".")
-    return said + " " + tests_said(request, "python3 -m unittest 2>&1 | tail -n 3") + "."
+    return said + " " + what_tests_said(request, "python3 -m unittest 2>&1 | tail -n 3") + "."
 
 
 S02 = {
@@ -320,7 +328,7 @@ def s03_answer(request: dict) -> dict:
              "I could not check the token: a deny rule keeps .env from me."
              if "deny rule" in why_not(token) else
              f"I could not check the token ({why_not(token)}).")
-    tests = tests_said(request, TESTS)
+    tests = what_tests_said(request, TESTS)
     fixed = outcomes(request, "edit_file", file_path="inventory.py")[-1][0]
     if "FAILED" in tests:
         tests += (" (the low-stock line is a separate fix)" if fixed else

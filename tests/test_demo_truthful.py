@@ -1,13 +1,18 @@
 """The offline demos say only what happened: in every permission mode, with every answer.
 
 Each chapter's demo from s03 on is run as a learner runs it, `python sNN/code.py
---offline --permission-mode MODE`: in a pipe (every question is answered "no") in each
-of the four modes, and at a terminal (offline/terminal.py) with some questions
-answered yes and some no. After each run the scratch copy's files are read, and what
-the scripted model says it did must match them: a fixed file is said to be fixed, an
-unchanged one is said not to be, and so on for build/, the tests, the changelog and
-stock.json. (The demo's model reads the tool_results, the way a real model would: see
-offline/scenarios.py.)
+--offline --permission-mode MODE`, in a pipe (every question is answered "no"), and at
+a terminal (offline/terminal.py) with some questions answered yes and some no. After
+each run the scratch copy's files are read, and what the scripted model says it did
+must match them: a fixed file is said to be fixed, an unchanged one is said not to be,
+and so on for build/, the tests, the changelog and stock.json. (The demo's model reads
+the tool_results, the way a real model would: see offline/scenarios.py.)
+
+One run per chapter and mode, all its checks on it. A mode is left out where it can
+change nothing: when a run in a stricter mode refused no call but by a deny rule (which
+holds in every mode), a more permissive mode makes the same decisions (asserted on the
+stricter run). The demos' own mode (acceptEdits, from their settings) is also played at
+a terminal by tests/test_demo_interactive.py, which applies the same checks.
 """
 
 from __future__ import annotations
@@ -98,7 +103,7 @@ def check_s04(screen: str, copy: Path) -> None:
         said(screen, "build/ is still there")
         not_said(screen, "Moved build/")
         assert (copy / "build" / "report.txt").is_file()
-    if '"qty": 12' in (copy / "stock.json").read_text():
+    if '"oak plank", "price": 18.00, "qty": 12' in (copy / "stock.json").read_text():
         said(screen, "Done: oak plank now has 12 in stock.json.")
     else:
         said(screen, "I did not change stock.json: the edit was refused")
@@ -120,7 +125,11 @@ def check_s05(screen: str, copy: Path) -> None:
         assert ("so I changed nothing, and I am still in plan mode" in screen
                 or "The plan was approved, but the edit was refused" in screen), \
             screen[-2500:]
-    said(screen, "I did not order any: a deny rule")  # the order never reaches the server
+    if "mcp: stockroom: did not start" in screen:  # a machine too busy to start it
+        said(screen, "I could not ask the stockroom who supplies oak plank")
+        not_said(screen, "Oak plank comes from", "Ordered:")
+    else:
+        said(screen, "I did not order any: a deny rule")  # the call never reaches it
 
 
 def check_s06(screen: str, copy: Path) -> None:
@@ -137,10 +146,28 @@ def check_s06(screen: str, copy: Path) -> None:
 
 CHECKS = {"s03_permissions": check_s03, "s04_hooks": check_s04,
           "s05_deferred_tools": check_s05, "s06_concurrency": check_s06}
+# The modes each demo runs in here, and why the others are left out.
+PIPED = {
+    "s03_permissions": MODES,
+    # bypassPermissions: acceptEdits refuses nothing (asserted), so it decides the same
+    "s04_hooks": ("default", "acceptEdits", "plan"),
+    # acceptEdits, the demo's own mode: at a terminal in tests/test_demo_interactive.py
+    "s05_deferred_tools": ("default", "plan", "bypassPermissions"),
+    # acceptEdits, bypassPermissions: default refuses nothing (asserted)
+    "s06_concurrency": ("default", "plan"),
+}
+REFUSES_NOTHING = {("s04_hooks", "acceptEdits"), ("s06_concurrency", "default")}
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("chapter", list(CHECKS))
+def refused_but_by_deny_rules(screen: str) -> list[str]:
+    """The refusals of a piped run that a more permissive mode might not make: every
+    [deny] but a deny rule's (a question no one answered is a [deny] too)."""
+    return [ln for ln in screen.splitlines()
+            if ln.strip().startswith("[deny]") and "[deny] deny rule" not in ln]
+
+
+@pytest.mark.parametrize(("chapter", "mode"),
+                         [(c, m) for c, modes in PIPED.items() for m in modes])
 def test_the_demo_says_what_happened_in_each_mode(chapter, mode, tmp_path):
     """In a pipe (every question answered no), in each permission mode, the demo's
     closing words match the files it left in its scratch copy."""
@@ -150,6 +177,8 @@ def test_the_demo_says_what_happened_in_each_mode(chapter, mode, tmp_path):
     assert proc.returncode == 0, screen[-3000:]
     said(screen, f"permission mode: {mode} (from --permission-mode)")
     CHECKS[chapter](screen, workspace_of(screen))
+    if (chapter, mode) in REFUSES_NOTHING:  # so the modes left out decide the same
+        assert refused_but_by_deny_rules(screen) == [], screen[-3000:]
 
 
 # --- at a terminal: yes to some questions, no to others -----------------------------------
@@ -166,16 +195,6 @@ def played(chapter: str, tmp_path: Path, answers: list[tuple[str, str]]) -> str:
     return screen
 
 
-def test_s03_no_to_the_edit(tmp_path):
-    """s03 in default mode: `n` to the report, `y` to removing build/, `n` to the
-    edit: build/ is said to be removed, total_value not to be fixed."""
-    screen = played("s03_permissions", tmp_path,
-                    [(PERMISSION, "n"), (PERMISSION, "y"), (PERMISSION, "n")])
-    said(screen, "I did not fix `total_value`: the edit was refused (you said no)",
-         "Removed build/.")
-    check_s03(screen, workspace_of(screen))
-
-
 def test_s04_yes_to_the_first_edit_no_to_its_fix(tmp_path):
     """s04 in default mode: `y` to the edit that leaves a bracket open, `n` to the
     one that closes it, `y` to the stock edit: the demo says the file is broken."""
@@ -183,6 +202,7 @@ def test_s04_yes_to_the_first_edit_no_to_its_fix(tmp_path):
                     [(PERMISSION, "y"), (PERMISSION, "n"), (PERMISSION, "y")])
     copy = workspace_of(screen)
     assert BROKEN in (copy / "inventory.py").read_text()
+    said(screen, "I left total_value half fixed", "(you said no)")
     check_s04(screen, copy)
 
 
