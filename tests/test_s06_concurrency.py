@@ -8,6 +8,7 @@ they are all running at once, so a serial loop fails the test instead of being s
 import errno
 import json
 import os
+import re
 import threading
 import time
 
@@ -323,6 +324,9 @@ def test_s06_demo_shows_early_start_batches_and_subagents(chapter, workspace, tm
     started = out.index("> run_shell(command='sleep 1; python3 -m unittest")
     assert out.index("> list_files(") < early < started
     assert "batch 1 · 3 calls in parallel: " in out and "batch 2 · run_shell " in out
+    for line in re.findall(r"calls in parallel: .*", out):  # from the first call's start
+        batch, _, *each = (float(s) for s in re.findall(r"(\d+\.\d+) s\b", line))
+        assert batch >= max(each) - 0.01, line  # never shorter than its longest call
     assert "Command running in background with ID: bash_1." in out
     told = out.index("[background bash_1 completed (exit code 0): the model is told]")
     assert started < out.index("> agent(") < told  # other work while the tests ran
