@@ -18,13 +18,13 @@ Conventions these tests enforce (see docs/_hooks/chapters.py for the machinery):
 
 from __future__ import annotations
 
-import difflib
 import fcntl
 import functools
 import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from html import escape
@@ -382,7 +382,7 @@ def test_code_regions_appear_on_the_page(site, chapter):
 
 def expected_diff(prev: str, chapter: str) -> str:
     a, b = ((ROOT / c / "code.py").read_text(encoding="utf-8") for c in (prev, chapter))
-    return "\n".join(difflib.unified_diff(
+    return "\n".join(what_changed.unified_diff(
         what_changed.without_docstring(a).split("\n"),
         what_changed.without_docstring(b).split("\n"),
         f"{prev}/code.py", f"{chapter}/code.py", lineterm=""))
@@ -953,6 +953,23 @@ def test_github_readers_get_what_changed_and_the_transcript(chapter):
 
 
 @pytest.mark.parametrize("chapter", chapter_params()[1:])
+def test_what_changed_counts_the_lines_as_the_command_it_cites(chapter):
+    """The README's "Lines: X added, Y removed" are what the command it names for the
+    whole diff counts (git's histogram diff), so a reader who runs it sees the same."""
+    prev = CHAPTERS[CHAPTERS.index(chapter) - 1]
+    diff = code_regions.DIFF.search(
+        (ROOT / chapter / "README.md").read_text(encoding="utf-8"))["body"]
+    command = f"git diff --no-index --histogram {prev}/code.py {chapter}/code.py"
+    assert f"`{command}`" in diff
+    said = re.search(r"\*\*Lines:\*\* (\d+) added, (\d+) removed", diff)
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    counted = subprocess.run([*command.split(), "--numstat"], cwd=ROOT, text=True,
+                             capture_output=True, check=False).stdout.split()[:2]
+    assert said and list(said.groups()) == counted, (said and said[0], counted)
+
+
+@pytest.mark.parametrize("chapter", chapter_params()[1:])
 def test_what_changed_names_the_tools_the_chapter_really_registers(chapter):
     """The README's "Tools added" and "removed" are the difference between the
     chapters' TOOLS, as the tests load them (s05 adds tool_search and plan mode's
@@ -965,6 +982,22 @@ def test_what_changed_names_the_tools_the_chapter_really_registers(chapter):
     assert f"**Tools added:** {hook.code_list(added)}" in diff
     assert ("**removed:**" in diff) == bool(removed)
     assert {"s05": "tool_search" in added, "s06": "agent" in added}.get(chapter[:3], True)
+
+
+def test_the_chapter_table_names_the_tools_each_chapter_adds():
+    """The root README's table, "tools after it": s01's tools, then what each chapter
+    adds to the one before (as its TOOLS say), or "same"."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = dict(re.findall(r"^\| \[(s\d\d_\w+)\]\(.*\| ([^|]+) \|$", readme, re.M))
+    assert list(shown) == CHAPTERS
+    before: list[str] = []
+    for chapter in CHAPTERS:
+        tools = [t["name"] for t in load_chapter(chapter).TOOLS]
+        added = [t for t in tools if t not in before]
+        expected = (", ".join(added) if not before else
+                    "+ " + ", ".join(added) if added else "same")
+        assert shown[chapter] == expected, chapter
+        before = tools
 
 
 def transcript_of(chapter: str) -> str:

@@ -34,7 +34,6 @@ Adding a chapter therefore needs no change here or in mkdocs.yml: create
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import logging
 import re
@@ -101,7 +100,7 @@ def chapter_diff(prev: str, chapter: str, root: Path = ROOT) -> str:
     """The unified diff of the two chapters' code.py (what tests/test_docs.py recomputes)."""
     a = (root / prev / "code.py").read_text(encoding="utf-8").splitlines(keepends=True)
     b = (root / chapter / "code.py").read_text(encoding="utf-8").splitlines(keepends=True)
-    lines = difflib.unified_diff(a, b, f"{prev}/code.py", f"{chapter}/code.py", n=3)
+    lines = what_changed.unified_diff(a, b, f"{prev}/code.py", f"{chapter}/code.py")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
