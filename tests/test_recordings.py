@@ -141,7 +141,7 @@ def check_error(chapter, answer, server, workspace):
 def replayed_usage(chapter, client, server, name):
     """The usage of a recorded answer as the chapter's SDK call parses it."""
     server.add(recorded(answers(HERE / name)[0]))
-    ask = {"model": "claude-sonnet-4-5", "max_tokens": 100,
+    ask = {"model": "claude-sonnet-4-6", "max_tokens": 100,
            "messages": [{"role": "user", "content": "go"}]}
     if chapter == CHAPTERS[-1]:  # s06 streams
         with client.messages.stream(**ask) as stream:
