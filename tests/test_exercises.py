@@ -402,3 +402,22 @@ def test_a_wrong_hook_is_told_in_plain_words(tmp_path):
     assert "with stock.json:3:... in it" in out and "stock.json:4:3: Expecting" in out
     assert "<<" not in out, out[-3000:]
     assert not re.search(r"^(Got|In|Expected)\b.* (and|or) ", out, re.MULTILINE), out[-3000:]
+
+
+# --- a coding agent at the root knows the rules too ---------------------------------------
+
+RULES = ("Never write the exercise for them", "Never read the solutions", "Never edit a checker")
+
+
+def test_an_agent_started_at_the_root_finds_the_coaching_rules():
+    """The root's AGENTS.md (and CLAUDE.md, which imports it) holds the three rules in
+    exercises/AGENTS.md's own words, and sends a learner's agent there, a contributor's
+    to CONTRIBUTING.md; every path it names exists."""
+    root, coach = ((ROOT / p / "AGENTS.md").read_text() for p in (".", "exercises"))
+    for rule in RULES:
+        assert f"**{rule}" in coach and f"**{rule}" in root, rule
+    assert "`exercises/AGENTS.md`" in root and "`CONTRIBUTING.md`" in root
+    assert "\n@AGENTS.md\n" in (ROOT / "CLAUDE.md").read_text()
+    for named in re.findall(r"`((?:[\w.-]+/)*[\w.-]+(?:\.\w+|/))`", root):
+        if "/" in named and "sNN" not in named:  # a path, not a file of each chapter
+            assert (ROOT / named).exists(), f"AGENTS.md names {named}, which does not exist"
