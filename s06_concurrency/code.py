@@ -2601,7 +2601,7 @@ class ToolRunner:
             say(f"  [reply complete: {early} started while it streamed]")
         try:
             for number, batch in enumerate(partition_tool_calls(blocks), 1):
-                span = range(index, index + len(batch))
+                span, began = range(index, index + len(batch)), time.monotonic()
                 index += len(batch)
                 if is_concurrency_safe(batch[0].name, batch[0].input):
                     for i in span:  # some may have started while the reply streamed
@@ -2612,7 +2612,7 @@ class ToolRunner:
                 else:  # an unsafe call runs alone, in this thread
                     inline = span[0]
                     outcomes[inline] = self.run(inline, batch[0], alone=True)
-                self.show_batch(number, span, blocks)
+                self.show_batch(number, span, blocks, began, early)
         except KeyboardInterrupt:
             for i, future in self.futures.items():  # what finished before Ctrl-C counts
                 if outcomes[i] is None and future.done():
@@ -2628,17 +2628,22 @@ class ToolRunner:
                             "is_error": is_error})
         return results, interrupted
 
-    def show_batch(self, n: int, span: range, blocks: list) -> None:
+    def show_batch(self, n: int, span: range, blocks: list, began: float,
+                   early: str) -> None:
         """After batch n: each call's time, and the batch's against their sum. The
-        batch's runs from its first call's start (while the reply streamed, perhaps)
-        to its last call's end: never shorter than its longest call."""
+        batch's is the wait from `began`, when the runner reached it. The calls that
+        started while the reply streamed (`early`) all head batch 1: its wait is
+        after the reply ended, and the line says so, or the batch would look shorter
+        than its longest call."""
         spans = [(blocks[i].name, *self.spans[i]) for i in span if i in self.spans]
-        wall = max(e for *_, e in spans) - min(s for _, s, _ in spans) if spans else 0
+        wait = f"{time.monotonic() - began:.2f} s"
+        if n == 1 and early:
+            wait += " after the reply ended (with a head start while it streamed)"
         took = printable(", ".join(f"{name} {end - start:.2f} s"
                                    for name, start, end in spans))
         if len(span) == 1:  # and a reply of one call needs no batch line at all
             return say(f"  batch {n} · {took}, alone") if len(blocks) > 1 else None
-        say(f"  batch {n} · {len(span)} calls in parallel: {wall:.2f} s, against "
+        say(f"  batch {n} · {len(span)} calls in parallel: {wait}, against "
             f"{sum(e - s for _, s, e in spans):.2f} s one after another ({took})")
 
 
