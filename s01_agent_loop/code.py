@@ -66,6 +66,7 @@ COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the run_shell "
           "tool to inspect and change files. Act, then report briefly what you did.")
 
+
 # === s01 · the agent loop ===
 def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
                max_turns: int = MAX_TURNS) -> str:
