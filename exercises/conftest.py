@@ -23,7 +23,6 @@ edited checker says nothing about your code.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import operator
@@ -41,7 +40,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from exercises import seal  # noqa: E402
-from exercises.make import is_copy, make  # noqa: E402
+from exercises.make import chapter_of, is_copy, make  # noqa: E402
+from offline.chapters import load_file  # noqa: E402
 from offline.server import ScriptedServer  # noqa: E402
 
 # The starters and solutions are made from code.py and their patches: make the
@@ -90,7 +90,7 @@ def pytest_collection_modifyitems(config, items):
             dropped += [item] if path in _BROKEN else []
             continue
         seen.add(path)
-        problem = import_problem(path) if path.is_file() else None
+        problem = import_problem(path, Path(str(item.path))) if path.is_file() else None
         if problem is not None:
             _BROKEN[path] = python_says(problem, path)
     if dropped:
@@ -98,18 +98,24 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if item not in dropped]
 
 
-def import_problem(path: Path) -> BaseException | None:
+def import_problem(path: Path, checker: Path) -> BaseException | None:
     """Why `path` does not import, or None. A standalone file (a hook script, run as a
     program by its checker) is only compiled."""
     try:
         compile(path.read_bytes(), str(path), "exec")
         if is_copy(path):
-            spec = importlib.util.spec_from_file_location(
-                f"exercise_{path.stem}_{next(_loaded)}", path)
-            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+            load(path, checker)
     except Exception as e:
         return e
     return None
+
+
+def load(path: Path, checker: Path):
+    """Your file, imported afresh, as `python exK.py` runs it: what it imports from its
+    chapter's folder (command_line.py, sandbox.py ...) comes in fresh copies of its own,
+    so that nothing one check changed there reaches the next."""
+    name = f"exercise_{path.stem}_{next(_loaded)}"
+    return load_file(path, name, chapter_of(checker).parent)
 
 
 @pytest.fixture(autouse=True)
@@ -142,16 +148,13 @@ def python_says(error: BaseException, path: Path) -> str:
 
 
 @pytest.fixture
-def mod(exercise_path):
+def mod(exercise_path, request):
     """Your file, imported afresh for each check (importing it has no side effects)."""
     if not exercise_path.is_file():
         pytest.fail(f"there is no file {exercise_path} to check.", pytrace=False)
-    spec = importlib.util.spec_from_file_location(
-        f"exercise_{exercise_path.stem}_{next(_loaded)}", exercise_path)
-    module = importlib.util.module_from_spec(spec)
     problem = None
     try:
-        spec.loader.exec_module(module)
+        module = load(exercise_path, Path(request.path))
     except Exception as e:
         problem = e
     if problem is not None:  # subtle: out of the except block, or pytest chains them

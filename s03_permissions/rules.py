@@ -32,12 +32,8 @@ from urllib.parse import urlparse
 
 import pathspec
 
-if __package__:  # imported as a package (the tests import s03_permissions.code)
-    from .bash_safety import (Unanalysable, all_runs, is_write, parse_command,
-                              program, shell_effects)
-else:  # run as a script: its folder is on sys.path
-    from bash_safety import (Unanalysable, all_runs, is_write, parse_command,
-                             program, shell_effects)
+from bash_safety import (Unanalysable, all_runs, is_write, parse_command,
+                         program, shell_effects)
 
 
 # === s03 · rules: where they come from ===

@@ -45,7 +45,7 @@ def run(spec: dict) -> None:
     target] or None}; run in the current folder, which is the workspace."""
     import anthropic
     sys.path.insert(0, str(ROOT))
-    mod = importlib.import_module(f"{spec['chapter']}.code")
+    mod = importlib.import_module("offline.chapters").load_chapter(spec['chapter'])
     mod.reset_session()
     mod.SESSION["mode"] = spec["mode"]
     gate = mod.check_permission

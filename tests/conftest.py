@@ -13,7 +13,6 @@ anthropic SDK talking to the scripted local Messages API server.
 from __future__ import annotations
 
 import atexit
-import importlib
 import io
 import json
 import os
@@ -32,6 +31,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from offline import chapters
 from offline.server import ScriptedServer
 
 # Every chapter directory that exists, in course order.
@@ -44,8 +44,17 @@ def chapters_from(first: str) -> list[str]:
 
 
 def load_chapter(name: str):
-    """Import a chapter's code.py as a module (no side effects at import)."""
-    return importlib.import_module(f"{name}.code")
+    """A chapter's code.py as a module (no side effects at import), loaded as a learner
+    runs it: its own modules beside it (sandbox.py ...), as `name`.sandbox, never
+    another chapter's copy (offline/chapters.py)."""
+    return chapters.load_chapter(name)
+
+
+def beside(chapter: str, module: str):
+    """A module beside the chapter's code.py ("command_line", "sandbox" ...), the very
+    copy its code.py uses."""
+    load_chapter(chapter)
+    return sys.modules[f"{chapter}.{module}"]
 
 
 def chapter_params(first: str):

@@ -40,7 +40,8 @@ MAX_FUNCTION_LINES = 40
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
 MODULES = (MODULE, "sandbox.py", "rules.py")  # ... the sandbox, the rule syntax
-LATER_MODULES = {"trust.py": "s04",  # from a later chapter on: a folder's trust,
+LATER_MODULES = {"command_line.py": "s01",  # in every chapter: the command line's plumbing;
+                 "trust.py": "s04",  # from a later chapter on: a folder's trust,
                  "mcp_client.py": "s05",  # MCP's talking,
                  "skills.py": "s05",  # a SKILL.md's front matter,
                  "background.py": "s06"}  # commands kept running in the background
@@ -258,8 +259,9 @@ def test_exercise_files_fit_88_columns():
 
 @pytest.mark.parametrize("module", list(FIRST))
 def test_the_modules_are_the_same_files_in_every_chapter_from_s03(module):
-    """Each chapter folder stands alone, so each from s03 on holds bash_safety.py and
-    sandbox.py (from s05 on, mcp_client.py; in s06, background.py); the copies are
+    """Each chapter folder stands alone, so each holds command_line.py, each from s03
+    on bash_safety.py and sandbox.py (from s05 on, mcp_client.py; in s06,
+    background.py); the copies are
     the first chapter's, byte for byte (a fix goes into every one)."""
     chapters = module_chapters(module)
     holding = [c for c in CHAPTERS if (ROOT / c / module).exists()]
@@ -291,8 +293,28 @@ def test_the_modules_read_top_to_bottom_with_their_own_reading_maps(module):
 
 @pytest.mark.parametrize("chapter", MODULE_CHAPTERS)
 def test_each_chapter_uses_its_own_bash_safety(chapter):
-    """Imported as a package (as the tests do), a chapter's code.py takes the classifier
-    from its own folder, never another chapter's copy."""
+    """Loaded as a learner runs it (as the tests do), a chapter's code.py takes the
+    classifier from its own folder, never another chapter's copy."""
     mod = load_chapter(chapter)
     assert mod.is_read_only_command.__module__ == f"{chapter}.bash_safety"
     assert sys.modules[f"{chapter}.bash_safety"].__file__ == str(ROOT / chapter / MODULE)
+
+
+def test_chapters_loaded_side_by_side_keep_their_own_modules():
+    """Every chapter loaded into one process (as a test worker loads several): whatever
+    a code.py took from a module beside it comes from its own folder's copy, a module
+    of its own (`sNN_x.sandbox`), and no plain name (`sandbox`, `rules` ...) is left in
+    sys.modules for the next chapter to pick up."""
+    mods = {chapter: load_chapter(chapter) for chapter in reversed(CHAPTERS)}
+    plain = {p.stem for c in CHAPTERS for p in (ROOT / c).glob("*.py")} - {"code"}
+    for chapter, mod in mods.items():
+        beside = {p.stem for p in (ROOT / chapter).glob("*.py")} - {"code"}
+        taken = [(name, value.__module__) for name, value in vars(mod).items()
+                 if callable(value) and getattr(value, "__module__", "").rpartition(".")[2]
+                 in beside]
+        assert {m.rpartition(".")[2] for _, m in taken} == beside, taken
+        for name, module in taken:
+            assert module.startswith(f"{chapter}."), f"{chapter}: {name} is {module}'s"
+            assert sys.modules[module].__file__.startswith(str(ROOT / chapter) + "/")
+            assert getattr(sys.modules[module], name) is getattr(mod, name)
+    assert not plain & set(sys.modules), plain & set(sys.modules)

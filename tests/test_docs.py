@@ -347,9 +347,12 @@ def excerpt_parts(text: str) -> list[str]:
 
 def test_python_blocks_on_pages_come_from_the_chapters(site):
     """Every Python block on the built site is pseudocode or a verbatim part of a code.py
-    (or of an exercise's reference solution, included in the Exercises section)."""
+    or of a module beside it (command_line.py, bash_safety.py ...), or of an exercise's
+    reference solution, included in the Exercises section."""
     solutions = sorted((ROOT / "exercises" / "solutions").rglob("*.py"))
     sources = [code_without_markers(c) for c in WITH_CODE]
+    sources += [p.read_text(encoding="utf-8") for c in WITH_CODE
+                for p in sorted((ROOT / c).glob("*.py")) if p.name != "code.py"]
     sources += [p.read_text(encoding="utf-8") for p in solutions]
     sources = [stripped_lines(s) for s in sources]
     for html in [page(site)] + [page(site, c) for c in CHAPTERS]:

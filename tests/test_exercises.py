@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from exercises.make import (  # noqa: E402
 
-    IMPORTS_MODULE, MODULES, PatchError, apply_patch, build, chapter_of, chapter_text,
-    make, make_patch, patches, regions, unlocated)
+    MODULES, WRITTEN_IN, PatchError, apply_patch, build, chapter_of, chapter_text,
+    exercise_key, make, make_patch, patches, regions, unlocated, without_imports_of,
+    written_in)
 
 # One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("exercises")
@@ -183,10 +184,10 @@ def test_patch_fits_its_chapter(patch):
                     f"python exercises/make.py --save <file>", pytrace=False)
 
 
-def top_level_bindings(text: str) -> dict[str, list[str]]:
+def top_level_bindings(text: str, folder: Path) -> dict[str, list[str]]:
     """name -> what binds it at a module's top level, in order: a def or a class (its
     AST), an assignment (its AST), an import (what it imports). Inside a top-level if,
-    try or with too, but for the imports of the sibling modules, which are not pasted."""
+    try or with too, but for the imports of the modules beside it in `folder`."""
     found = {}
     def walk(nodes):
         for node in nodes:
@@ -211,7 +212,7 @@ def top_level_bindings(text: str) -> dict[str, list[str]]:
             if isinstance(node, (ast.If, ast.Try, ast.With, ast.ExceptHandler)):
                 for block in ("body", "orelse", "finalbody", "handlers"):
                     walk(getattr(node, block, []))
-    walk(ast.parse(IMPORTS_MODULE.sub("", text)).body)
+    walk(ast.parse("\n".join(without_imports_of(text, folder, MODULES)[0])).body)
     return found
 
 
@@ -220,28 +221,48 @@ SAME_MEANING = {
     "is_inside": "bash_safety.py's and code.py's: the same test (a path inside the "
                  "workspace), written twice",
 }
-PASTED_CHAPTERS = [c.parent.name for c in sorted(ROOT.glob("s[0-9][0-9]_*/code.py"))
-                   if any(c.with_name(m).is_file() for m in MODULES)]
+PASTED = sorted(WRITTEN_IN)  # the exercises that have a module written in
 
 
-@pytest.mark.parametrize("chapter", PASTED_CHAPTERS)
-def test_the_pasted_modules_shadow_no_name(chapter):
-    """An exercise file is code.py with its modules written in (make.py's MODULES):
-    one namespace. A top-level name that two of those files bind differently would be
-    the later one's everywhere, also in the earlier file's functions (mcp_client.py's
-    processes() once replaced sandbox.py's, and s06 ex2's commands failed)."""
-    code = ROOT / chapter / "code.py"
-    files = [code.with_name(m) for m in MODULES if code.with_name(m).is_file()] + [code]
+@pytest.mark.parametrize("exercise", PASTED)
+def test_the_modules_written_in_shadow_no_name(exercise):
+    """An exercise file whose work is in a module has it written in (make.py's
+    WRITTEN_IN), with the modules that import it: one namespace with code.py. A
+    top-level name that two of those files bind differently would be the later one's
+    everywhere, also in the earlier file's functions (when every module was pasted,
+    mcp_client.py's processes() replaced sandbox.py's, and s06 ex2's commands failed).
+    The other modules are imported, each in a namespace of its own."""
+    code = chapter_of(ROOT / "exercises" / f"{exercise}.patch")
+    files = [code.with_name(m) for m in written_in(code, WRITTEN_IN[exercise])] + [code]
     bindings = {}  # name -> {file name: its bindings}
     for file in files:
-        for name, bound in top_level_bindings(file.read_text(encoding="utf-8")).items():
+        for name, bound in top_level_bindings(file.read_text(encoding="utf-8"),
+                                              code.parent).items():
             bindings.setdefault(name, {})[file.name] = bound
     clashes = {name: sorted(where) for name, where in bindings.items()
                if len(where) > 1 and len({tuple(b) for b in where.values()}) > 1
                and name not in SAME_MEANING}
     assert not clashes, (
-        f"{chapter}: pasted into one exercise file, these names would shadow each "
+        f"{exercise}: written into one exercise file, these names would shadow each "
         f"other (name: the files that bind it): {clashes}; rename one")
+
+
+def test_an_exercise_file_holds_its_chapter_and_imports_the_rest():
+    """A starter is code.py and its exercise, not the modules beside code.py: those
+    it imports from the chapter's folder (but what WRITTEN_IN writes in), so a starter
+    is about as long as its chapter's code.py."""
+    for patch in patches():
+        code = chapter_of(patch)
+        text = build(patch)
+        pasted = written_in(code, WRITTEN_IN.get(exercise_key(patch), ()))
+        extra = sum(len(code.with_name(m).read_text(encoding="utf-8").split("\n"))
+                    for m in pasted)
+        size = len(code.read_text(encoding="utf-8").split("\n"))
+        assert len(text.split("\n")) < size + extra + 400, rel(patch)
+        for module in {m for m in MODULES if code.with_name(m).is_file()} - set(pasted):
+            first = code.with_name(module).read_text(encoding="utf-8").split("\n")[0]
+            assert f"from {module.removesuffix('.py')} import" in text, rel(patch)
+            assert first not in text, f"{rel(patch)} should import {module}, not hold it"
 
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
@@ -321,8 +342,9 @@ def test_make_keeps_a_learners_starter(tmp_path):
     starter.write_text("my work\n")
     make(into=folder, quiet=True)
     assert starter.read_text() == "my work\n"
-    assert (folder / "solutions" / "s01" / "ex1.py").read_text() == build(
-        ROOT / "exercises" / "solutions" / "s01" / "ex1.patch")
+    solution = folder / "solutions" / "s01" / "ex1.py"
+    assert solution.read_text() == build(
+        ROOT / "exercises" / "solutions" / "s01" / "ex1.patch", solution)
 
 
 def test_make_says_what_it_made_and_where(tmp_path, capsys):

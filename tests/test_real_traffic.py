@@ -126,7 +126,7 @@ def test_a_refusals_reason_is_on_screen_plain_and_streamed(chapter, server, work
     proc = run_main(chapter, "write malware", cwd=workspace, **live(server))
     assert proc.returncode == 1
     [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
-    assert "refused" in line and "cyber: It could enable cyber harm." in line
+    assert "Refused: the model declined" in line and "cyber: It could enable cyber harm." in line
 
 
 @pytest.mark.parametrize("chapter", chapter_params("s06"))

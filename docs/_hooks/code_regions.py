@@ -485,20 +485,18 @@ def statements(body: str) -> list[str]:
 
 
 def load_module(file: str):
+    """The file, loaded anew as a learner runs it: the modules beside it (a chapter's
+    command_line.py, sandbox.py ...) are its own fresh copies (offline/chapters.py)."""
     path = ROOT / file
     name = "_run_" + re.sub(r"\W", "_", file)
-    if re.match(r"s\d\d_[a-z0-9_]+/code\.py$", file):  # it imports its bash_safety.py
-        name = f"{path.parent.name}.{name}"  # from its package (s03 on)
-        if str(ROOT) not in sys.path:
-            sys.path.insert(0, str(ROOT))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from offline.chapters import load_file
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        spec.loader.exec_module(module)
+        return load_file(path, name, path.parent)
     finally:
         sys.dont_write_bytecode = saved
-    return module
 
 
 def run_statements(file: str, sources: list[str]) -> str:
