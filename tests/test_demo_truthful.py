@@ -148,7 +148,8 @@ CHECKS = {"s03_permissions": check_s03, "s04_hooks": check_s04,
           "s05_deferred_tools": check_s05, "s06_concurrency": check_s06}
 # The modes each demo runs in here, and why the others are left out.
 PIPED = {
-    "s03_permissions": MODES,
+    # acceptEdits, the demo's own mode: at a terminal in tests/test_demo_interactive.py
+    "s03_permissions": ("default", "plan", "bypassPermissions"),
     # bypassPermissions: acceptEdits refuses nothing (asserted), so it decides the same
     "s04_hooks": ("default", "acceptEdits", "plan"),
     # acceptEdits, the demo's own mode: at a terminal in tests/test_demo_interactive.py
