@@ -9,6 +9,8 @@ tool_use answered in order, thinking blocks sent back unchanged, the next reques
 valid by the server's rules, the error named in one line.
 """
 
+import copy
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -24,12 +26,19 @@ HERE = Path(__file__).parent / "recordings"
 DROPPED = ("content-length", "transfer-encoding", "connection")  # the server's own
 
 
+@functools.cache
+def cassette(path: Path) -> dict:
+    """A cassette, parsed once a process (1.6 MB of YAML: libyaml's parser where
+    there is one, which reads them alike, else PyYAML's own)."""
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def answers(path: Path) -> list[dict]:
     """Every response of a cassette as {"status", "headers", "body"}: the body's
     bytes as recorded (vcrpy keeps them; pydantic-ai keeps a JSON body parsed, so
     that one is serialised again, and its content-encoding no longer applies)."""
     out = []
-    for interaction in yaml.safe_load(path.read_text())["interactions"]:
+    for interaction in copy.deepcopy(cassette(path))["interactions"]:
         r = interaction["response"]
         body = (r.get("body") or {}).get("string")
         parsed = body is None or isinstance(body, str)

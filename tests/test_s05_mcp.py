@@ -141,17 +141,21 @@ def test_select_form_loads_by_exact_name(mod, connected):
     assert mod.SESSION["loaded"] == [ORDER]
 
 
-@pytest.mark.parametrize("rule", [ORDER, "mcp__stockroom", "mcp__stockroom__*"])
-def test_deny_rules_stop_calls_before_the_server_sees_them(mod, connected, workspace,
-                                                           rule):
-    """A deny rule naming the tool, or the whole server, refuses the call: the
-    server never hears of it."""
-    connected(APPROVED | {"permissions": {"deny": [rule],
-                                           "defaultMode": "bypassPermissions"}})
-    call_tool(mod, "tool_search", query=f"select:{ORDER}")
+def test_deny_rules_stop_calls_before_the_server_sees_them(mod, connected, workspace):
+    """A deny rule naming the tool, or the whole server (with or without `__*`),
+    refuses the call: the server never hears of it. One server for the three rules:
+    the settings are read at each call, and a server's start costs seconds."""
+    connected(APPROVED)
+    for rule in (ORDER, "mcp__stockroom", "mcp__stockroom__*"):
+        configure(workspace, APPROVED | {"permissions": {
+            "deny": [rule], "defaultMode": "bypassPermissions"}})
+        call_tool(mod, "tool_search", query=f"select:{ORDER}")
+        output, is_error = call_tool(mod, ORDER, item_name="bolts", quantity=10)
+        assert is_error and "deny rule" in output, (rule, output)
+        assert "place_order" not in calls_seen(workspace), rule
+    configure(workspace, APPROVED | {"permissions": {"defaultMode": "bypassPermissions"}})
     output, is_error = call_tool(mod, ORDER, item_name="bolts", quantity=10)
-    assert is_error and "deny rule" in output
-    assert "place_order" not in calls_seen(workspace)
+    assert not is_error and calls_seen(workspace) == ["place_order"], output
 
 
 def test_a_tool_asks_in_default_mode_whatever_its_server_claims(mod, connected,

@@ -755,16 +755,18 @@ def readmes() -> list[Path]:
             ROOT / "benchmarks" / "README.md", *sorted(ROOT.glob("s[0-9][0-9]_*/README.md"))]
 
 
-def start_demos() -> None:
-    """Run the chapters' demos side by side (each is cached): the transcripts."""
-    for path in ROOT.glob("s[0-9][0-9]_*/README.md"):
-        if TRANSCRIPT.search(path.read_text(encoding="utf-8")):
-            hook_module("transcripts").start_demo(path.parent.name)
+def start_demos(paths=None) -> None:
+    """Run the demos of these chapter READMEs' transcripts side by side (each is
+    cached; by default every chapter's): the transcripts."""
+    for path in paths or ROOT.glob("s[0-9][0-9]_*/README.md"):
+        if chapter_of(path) and TRANSCRIPT.search(path.read_text(encoding="utf-8")):
+            hook_module("transcripts").start_demo(chapter_of(path))
 
 
 def stale(paths=None) -> list[str]:
-    """What is wrong: a stale README, or a region that names nothing."""
-    start_demos()
+    """What is wrong: a stale README, or a region that names nothing. Only the demos
+    these READMEs show are run (or read from the cache)."""
+    start_demos(paths)
     problems = []
     for path in paths or readmes():
         text = path.read_text(encoding="utf-8")
