@@ -491,6 +491,7 @@ class McpServers:
             if server["ready"].done() and error is None:
                 server["session"], found[name] = server["ready"].result()
             elif error is None:  # still starting: out of time, or Ctrl-C
+                server["ready"].cancel()  # nobody waits for it now: it never fails
                 found[name] = McpError(why)
             elif isinstance(error, McpError):
                 found[name] = error
