@@ -241,6 +241,9 @@ def test_the_chapter_and_its_python_in_the_workspace_ask(who, sandbox, make_agen
     shutil.copytree(ROOT / chapter, ws / "course" / chapter,
                     ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "tests" / "agent_as_user.py", ws / "course")
+    (ws / "course" / "offline").mkdir()  # how agent_as_user.py loads the chapter
+    for name in ("__init__.py", "chapters.py"):
+        shutil.copy(ROOT / "offline" / name, ws / "course" / "offline")
     site = next((ws / ".venv" / "lib").glob("python3*/site-packages"))
     agent.settings()
     calls = [("edit_file", {"file_path": f"course/{chapter}/sandbox.py",
