@@ -53,7 +53,8 @@ def test_every_check_answers_within_the_budget(chapter, tmp_path):
     does not inflate (a quadratic check took seconds to forever; now each is well
     under 10 s). The child is killed past GUARD (a hang fails the test)."""
     code = ("import json, sys, time; sys.path.insert(0, sys.argv[1]); "
-            f"from {chapter} import code as m; out = []\n"
+            "from offline.chapters import load_chapter; "
+            f"m = load_chapter({chapter!r}); out = []\n"
             "for c in json.loads(sys.argv[2]):\n"
             "    t = time.process_time(); d = m.decide_permission('run_shell', "
             "{'command': c}, 'default', {})\n"
@@ -130,7 +131,8 @@ def test_a_character_the_parser_crashes_on_is_refused_not_parsed(mod, command):
     fuzzing), and bash cannot take a NUL: such a command is refused before it is
     parsed, and asks. In a child process, so that a crash is a failure, not a lost
     test worker."""
-    code = (f"import {mod.__name__} as m; print(m.decide_permission('run_shell', "
+    code = (f"from offline.chapters import load_chapter; m = load_chapter("
+            f"{mod.__package__!r}); print(m.decide_permission('run_shell', "
             f"{{'command': {command!r}}}, 'default', {{}}))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=GUARD)

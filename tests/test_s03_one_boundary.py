@@ -264,6 +264,9 @@ def course_in_a_workspace():
         shutil.copytree(ROOT / agent.chapter, ws / "course" / agent.chapter,
                         ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(ROOT / "tests" / "agent_as_user.py", ws / "course")
+        (ws / "course" / "offline").mkdir()  # how agent_as_user.py loads the chapter
+        for name in ("__init__.py", "chapters.py"):
+            shutil.copy(ROOT / "offline" / name, ws / "course" / "offline")
         agent.settings()
         uid = NOBODY if who == "nobody" else os.getuid()
         if who == "nobody":
