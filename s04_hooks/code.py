@@ -66,6 +66,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -326,24 +327,28 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
 NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
                        "LESS": "-FRX", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
                        "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
-# Where the next command starts: where the last ended, so a `cd` sticks (Claude Code's)
-SHELL = {"cwd": None}  # a Path in the workspace; None: the workspace itself
+# Where the next command starts: where the last ended, so a `cd` sticks (Claude
+# Code's). The agent keeps it (agent.shell).
 
 
-def shell_dir() -> Path:
-    """The folder the next command starts in: SHELL's while it exists, else the
-    workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
-    return SHELL["cwd"] if SHELL["cwd"] and SHELL["cwd"].is_dir() else Path.cwd()
+def shell_dir(agent: Agent) -> Path:
+    """The folder the agent's next command starts in: agent.shell while it exists,
+    else the workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
+    if agent.shell and agent.shell.is_dir():
+        return agent.shell
+    return Path.cwd()
 
 
-def move_shell(where) -> str:
+def move_shell(agent: Agent, where) -> str:
     """Keep the folder the command ended in (its EXIT trap wrote it to the file
     `where`) if it lies in the workspace; else go back there, and say so."""
-    ended, workspace = os.pread(where.fileno(), 4096, 0).decode().strip(), Path.cwd()
+    ended = os.pread(where.fileno(), 4096, 0).decode().strip()
+    workspace = Path.cwd()
     if ended and not Path(ended).is_relative_to(workspace):  # `cd /`, a link out
-        SHELL["cwd"] = None
+        agent.shell = None
         return f"\n[shell cwd was reset to {workspace}: {ended} is outside it]"
-    SHELL["cwd"] = Path(ended) if ended else SHELL["cwd"]  # "": killed, trap replaced
+    if ended:  # "": the command was killed, and its trap with it
+        agent.shell = Path(ended)
     return ""
 
 
@@ -423,13 +428,14 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
-    """Wait for the command: its status. Past `seconds`, or past MAX_OUTPUT_BYTES of
-    output on disk (`seq 1 20000000` writes 169 MB), kill it and all it started."""
+def wait_for(proc: subprocess.Popen, seconds: float, *files) -> int | str:
+    """Wait for the command: its exit code, or (a str) why it was killed. Past
+    `seconds`, or past MAX_OUTPUT_BYTES of output on disk (`seq 1 20000000` writes
+    169 MB), kill it and all it started."""
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         try:
-            return f"exit code: {proc.wait(timeout=min(left, 0.1))}"
+            return proc.wait(timeout=min(left, 0.1))
         except subprocess.TimeoutExpired:
             if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
                 kill_group(proc)
@@ -833,7 +839,7 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
 # description, and a type and a description for each field), the function that runs
 # it, and (s03) the safety metadata the permission gate asks, per input.
 TOOLS: list = []          # the schemas sent to the API, in the order registered
-TOOL_HANDLERS: dict = {}  # tool name -> function; the input's fields are its arguments
+TOOL_HANDLERS: dict = {}  # tool name -> function(agent, **the input's fields)
 TOOL_BY_NAME: dict = {}   # tool name -> its schema, as in TOOLS
 TOOL_META: dict = {}      # tool name -> {"names": Claude Code's, "is_read_only": ...}
 FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
@@ -1878,8 +1884,8 @@ def final_text(response, action: str) -> str:
 
 
 # === s01 · long sessions: the context window ===
-# The most tokens a request may hold (the API's "prompt is too long" names it).
-WINDOW = {"size": 200_000, "warned": False}
+# The most tokens a request may hold: agent.window (the API's "prompt is too long"
+# names it, and survive() learns it from there).
 
 
 def window_tokens(usage) -> int | None:
@@ -1897,12 +1903,12 @@ def window_tokens(usage) -> int | None:
     return sum(last.get(k) or 0 for k in kinds)
 
 
-def count_tokens(usage) -> None:
+def count_tokens(usage, agent: Agent) -> None:
     """Warn once when the window, as the API counted this reply, nears its size."""
     used = window_tokens(usage)
-    if used and used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
-        WINDOW["warned"] = True
-        print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
+    if used and used > 0.8 * agent.window and not agent.warned:
+        agent.warned = True
+        print(f"[context window: {used:,} of {agent.window:,} tokens used; when it "
               "is full the oldest exchanges go, or type /clear]", file=sys.stderr)
 
 
@@ -1953,7 +1959,7 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         if action == "go on" or (tool_uses and action != "unknown"):
             continue
         return final_text(response, action)
-    return (f"[stopped: the task used {max_turns} model turns; "
+    return (f"[stopped: the task used {agent.max_turns} model turns; "
             "raise --max-turns to allow more]")
 
 
@@ -2080,10 +2086,11 @@ def repl(client, args) -> int:
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
+            print("error: " + printable(survive(e, messages, mark, agent)),
+                  file=sys.stderr)
 
 
-def survive(e: Exception, messages: list, mark: int) -> str:
+def survive(e: Exception, messages: list, mark: int, agent: Agent) -> str:
     """After a failed task: drop it, so the conversation stays valid, and if the
     conversation outgrew the context window, its oldest exchanges too. The line."""
     size = len(str(messages))
@@ -2092,7 +2099,7 @@ def survive(e: Exception, messages: list, mark: int) -> str:
     if not too_long:
         return f"{explain(e)} (That task was dropped.)"
     sent, most = int(too_long[1]), int(too_long[2])
-    WINDOW.update(size=most, warned=False)
+    agent.window, agent.warned = most, False
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
     then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped

@@ -70,6 +70,7 @@ import urllib.error
 import urllib.request
 import uuid
 from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -474,13 +475,14 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
-    """Wait for the command: its status. Past `seconds`, or past MAX_OUTPUT_BYTES of
-    output on disk (`seq 1 20000000` writes 169 MB), kill it and all it started."""
+def wait_for(proc: subprocess.Popen, seconds: float, *files) -> int | str:
+    """Wait for the command: its exit code, or (a str) why it was killed. Past
+    `seconds`, or past MAX_OUTPUT_BYTES of output on disk (`seq 1 20000000` writes
+    169 MB), kill it and all it started."""
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         try:
-            return f"exit code: {proc.wait(timeout=min(left, 0.1))}"
+            return proc.wait(timeout=min(left, 0.1))
         except subprocess.TimeoutExpired:
             if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
                 kill_group(proc)
@@ -884,7 +886,7 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
 # description, and a type and a description for each field), the function that runs
 # it, and (s03) the safety metadata the permission gate asks, per input.
 TOOLS: list = []          # the schemas sent to the API, in the order registered
-TOOL_HANDLERS: dict = {}  # tool name -> function; the input's fields are its arguments
+TOOL_HANDLERS: dict = {}  # tool name -> function(agent, **the input's fields)
 TOOL_BY_NAME: dict = {}   # tool name -> its schema, as in TOOLS
 TOOL_META: dict = {}      # tool name -> {"names": Claude Code's, "is_read_only": ...}
 FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
@@ -2410,8 +2412,8 @@ def final_text(response, action: str) -> str:
 
 
 # === s01 · long sessions: the context window ===
-# The most tokens a request may hold (the API's "prompt is too long" names it).
-WINDOW = {"size": 200_000, "warned": False}
+# The most tokens a request may hold: agent.window (the API's "prompt is too long"
+# names it, and survive() learns it from there).
 
 
 def window_tokens(usage) -> int | None:
@@ -2429,12 +2431,12 @@ def window_tokens(usage) -> int | None:
     return sum(last.get(k) or 0 for k in kinds)
 
 
-def count_tokens(usage) -> None:
+def count_tokens(usage, agent: Agent) -> None:
     """Warn once when the window, as the API counted this reply, nears its size."""
     used = window_tokens(usage)
-    if used and used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
-        WINDOW["warned"] = True
-        print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
+    if used and used > 0.8 * agent.window and not agent.warned:
+        agent.warned = True
+        print(f"[context window: {used:,} of {agent.window:,} tokens used; when it "
               "is full the oldest exchanges go, or type /clear]", file=sys.stderr)
 
 
@@ -2732,7 +2734,7 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         if action == "go on" or (tool_uses and action != "unknown"):
             continue
         return final_text(response, action)
-    return (f"[stopped: the task used {max_turns} model turns; "
+    return (f"[stopped: the task used {agent.max_turns} model turns; "
             "raise --max-turns to allow more]")
 
 
@@ -2924,10 +2926,11 @@ def repl(client, args) -> int:
             stop_all(SESSION["tasks"], kill_group)  # s06: its background commands too
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
+            print("error: " + printable(survive(e, messages, mark, agent)),
+                  file=sys.stderr)
 
 
-def survive(e: Exception, messages: list, mark: int) -> str:
+def survive(e: Exception, messages: list, mark: int, agent: Agent) -> str:
     """After a failed task: drop it, so the conversation stays valid, and if the
     conversation outgrew the context window, its oldest exchanges too. The line."""
     size = len(str(messages))
@@ -2936,7 +2939,7 @@ def survive(e: Exception, messages: list, mark: int) -> str:
     if not too_long:
         return f"{explain(e)} (That task was dropped.)"
     sent, most = int(too_long[1]), int(too_long[2])
-    WINDOW.update(size=most, warned=False)
+    agent.window, agent.warned = most, False
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
     then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped

@@ -46,18 +46,18 @@ def run(spec: dict) -> None:
     import anthropic
     sys.path.insert(0, str(ROOT))
     mod = importlib.import_module(f"{spec['chapter']}.code")
-    mod.reset_session()
-    mod.SESSION["mode"] = spec["mode"]
+    agent = mod.Agent(anthropic.Anthropic(api_key="test-key", base_url=spec["url"],
+                                          max_retries=0))
+    agent.permissions.mode = spec["mode"]
     gate = mod.check_permission
     if spec.get("swap"):
         swap_after_gate(mod, *spec["swap"])
     try:
-        client = anthropic.Anthropic(api_key="test-key", base_url=spec["url"],
-                                     max_retries=0)
-        mod.agent_loop([{"role": "user", "content": "go"}], client)
+        mod.agent_loop([{"role": "user", "content": "go"}], agent)
     finally:
         mod.check_permission = gate
-        mod.reset_session()  # s06: no background command outlives the run
+        if hasattr(agent, "close"):
+            agent.close()  # s06: no background command outlives the run
 
 
 def enters(uid: int, path) -> bool:

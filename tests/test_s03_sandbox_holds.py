@@ -24,6 +24,7 @@ import pytest
 from conftest import (assert_no_process, call_tool, chapter_params, load_chapter,
                       result_text, run_cli, sent_tool_results, teaching_and_last,
                       wait_until)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
@@ -69,7 +70,7 @@ def run(request, mod, server, client, monkeypatch):
                                     id=f"toolu_{i}"))
                      for i, c in enumerate(commands)], reply("Done."))
         messages = [{"role": "user", "content": "go"}]
-        mod.agent_loop(messages, client)
+        mod.agent_loop(messages, the_agent(mod, client))
         return [result_text(sent_tool_results(r)[0])
                 for r in server.requests[first + 1:]]
 

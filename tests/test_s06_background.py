@@ -16,6 +16,7 @@ import pytest
 import conftest
 from conftest import (assert_no_process, chapter_params, load_chapter, result_text,
                       run_agent, run_main, sent_tool_results, write_settings)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 
@@ -119,7 +120,7 @@ def test_a_failing_background_command_is_told_with_its_exit_code(mod, server, cl
     wait_until(lambda: mod.SESSION["tasks"]["bash_1"]["status"] != "running")
     messages.append({"role": "user", "content": "and?"})
     server.add(reply("It failed."))
-    mod.agent_loop(messages, client)
+    mod.agent_loop(messages, the_agent(mod, client))
     assert not server.rejected, server.rejected
     prompt, notice = server.requests[2]["messages"][-1]["content"]
     assert prompt == {"type": "text", "text": "and?"}
