@@ -86,8 +86,9 @@ if __package__:  # imported as a package (the tests import s03_permissions.code)
                           write_unfollowed)
     from .rules import (command_rule_matches, denied_inside, parse_rule,
                         path_rule_matches, protected_entry, read_denied,
-                        read_deny_patterns, read_permissions, settings_problem,
-                        shell_path_rule, shell_rule_applies, url_host)
+                        read_deny_patterns, read_permissions, read_settings,
+                        settings_problem, shell_path_rule, shell_rule_applies,
+                        url_host)
     from .trust import THIS_RUN, folder_trusted, is_trusted
     from .mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                              read_config, server_commands)
@@ -102,8 +103,9 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                          write_unfollowed)
     from rules import (command_rule_matches, denied_inside, parse_rule,
                        path_rule_matches, protected_entry, read_denied,
-                       read_deny_patterns, read_permissions, settings_problem,
-                       shell_path_rule, shell_rule_applies, url_host)
+                       read_deny_patterns, read_permissions, read_settings,
+                       settings_problem, shell_path_rule, shell_rule_applies,
+                       url_host)
     from trust import THIS_RUN, folder_trusted, is_trusted
     from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                             read_config, server_commands)
@@ -1032,7 +1034,12 @@ SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 def load_settings() -> dict:
     """The `permissions` of the workspace's settings files, merged (rules.py reads
     them): rules add up, the local file's defaultMode wins, a broken file is named."""
-    return read_permissions(SETTINGS_FILES)
+    return read_permissions(read_settings(SETTINGS_FILES))
+
+
+def sandbox_config() -> dict:
+    """The `sandbox` blocks of the settings files, over sandbox.py's defaults."""
+    return sandbox_settings(list(read_settings(SETTINGS_FILES).values()))
 
 
 def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | None:
@@ -1078,7 +1085,7 @@ def permission_summary() -> str:
     problems = "".join(f"\n  ignored a broken settings file: {p}"
                        for p in settings["problems"])
     return (f"permission mode: {mode} ({source}); rules: {rules}{problems}\n"
-            f"{sandbox_summary(sandbox_settings(SETTINGS_FILES))}")
+            f"{sandbox_summary(sandbox_config())}")
 
 
 # === s03 · sandbox: what a shell command can touch ===
@@ -1098,7 +1105,7 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
     """What runs `command` (as the text `run`, if given), for as long as it runs: bash
     inside the sandbox, where the shell stands, or bash alone if the user let it out
     or no sandbox can start (an error if sandbox.failIfUnavailable is set)."""
-    settings = sandbox_settings(SETTINGS_FILES)
+    settings = sandbox_config()
     missing = sandbox_missing(settings)
     if missing and settings["enabled"] and settings["failIfUnavailable"]:
         raise ToolError(f"no sandbox ({missing}) and sandbox.failIfUnavailable is set")
@@ -1162,7 +1169,7 @@ def command_env() -> dict:
 
 def unsandboxed(tool_input: dict) -> bool:
     """Does this call ask to run outside a sandbox that could start, and may it?"""
-    settings = sandbox_settings(SETTINGS_FILES)
+    settings = sandbox_config()
     return (bool(tool_input.get("dangerouslyDisableSandbox"))
             and not sandbox_missing(settings) and settings["allowUnsandboxedCommands"])
 
@@ -1860,11 +1867,11 @@ def load_hooks() -> dict:
     """{event: [matcher group, ...]} from both settings files (SETTINGS_FILES, as for
     the permission rules): the groups add up. A broken file is reported and skipped."""
     merged = {event: [] for event in HOOK_EVENTS}
-    for name in SETTINGS_FILES:
-        if not (file := Path.cwd() / name).is_file():
-            continue
+    for name, data in read_settings(SETTINGS_FILES).items():
         try:
-            hooks = json.loads(file.read_text(encoding="utf-8")).get("hooks") or {}
+            if isinstance(data, Exception):
+                raise data
+            hooks = data.get("hooks") or {}
             found = {event: [g for g in hooks.get(event) or [] if isinstance(g, dict)]
                      for event in dict.fromkeys([*HOOK_EVENTS, *hooks])}
         except (ValueError, OSError, AttributeError, TypeError) as e:

@@ -31,9 +31,9 @@ def swap_after_gate(mod, folder: str, target: str) -> None:
     made certain (each call checks, then the swap, then the write)."""
     gate = mod.check_permission
 
-    def gate_then_swap(name, tool_input, *rest):
-        denied = gate(name, tool_input, *rest)
-        if name == "write_file" and not denied and not os.path.islink(folder):
+    def gate_then_swap(call, *rest):
+        denied = gate(call, *rest)
+        if call.name == "write_file" and not denied and not os.path.islink(folder):
             os.rename(folder, folder + ".real")
             os.symlink(target, folder)
         return denied

@@ -336,6 +336,14 @@ def run_agent(mod, client, prompt: str, **fields) -> tuple[list, str]:
     return messages, final
 
 
+def gate(mod, tool: str, tool_input, mode: str = "default", rules: dict | None = None,
+         agent=None) -> tuple[str, str]:
+    """The chapter's guarded decision (decide_permission, what check_permission asks)
+    on one call, before anyone is asked: (behavior, reason)."""
+    call = mod.Call(tool, tool_input, "toolu_test", agent or the_agent(mod))
+    return tuple(mod.decide_permission(call, mode, rules or {})[:2])
+
+
 def sent_tool_results(request: dict) -> list[dict]:
     """The tool_result blocks in the last user message of a request body."""
     content = request["messages"][-1]["content"]

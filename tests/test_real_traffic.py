@@ -108,7 +108,7 @@ def test_a_call_started_early_stops_when_the_reply_fails(chapter, server, worksp
     with pytest.raises(anthropic.APIStatusError):
         mod.agent_loop([{"role": "user", "content": "go"}], the_agent(mod, client))
     assert not (workspace / "ended").exists()  # it did not wait for the command
-    assert not mod.SESSION["running"]
+    assert not the_agent(mod).running
     assert_no_process(sleep)  # killed, not left running
     assert len(server.requests) == 1  # no tool_result was sent
 
@@ -140,4 +140,4 @@ def test_a_subagent_started_early_is_told_to_stop_when_the_reply_fails(
     with pytest.raises(anthropic.APIStatusError):
         mod.agent_loop([{"role": "user", "content": "go"}], the_agent(mod, client))
     assert len(server.requests) == 2 and server.remaining == 1
-    assert (workspace / "a.txt").resolve() not in mod.SESSION["read"]
+    assert (workspace / "a.txt").resolve() not in the_agent(mod).permissions.read

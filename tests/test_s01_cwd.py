@@ -14,6 +14,7 @@ import pytest
 
 from conftest import (chapter_params, load_chapter, result_text, run_agent, wait_until,
                       sent_tool_results, teaching_and_last, tool_use_block, write_settings)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 
@@ -231,7 +232,7 @@ def test_a_background_command_starts_where_the_shell_stands(server, client, work
                reply("done"))
     run_agent(mod, client, "go")
     wait_until(lambda: (workspace / "sub" / "here.txt").is_file())
-    mod.stop_all(mod.SESSION["tasks"], mod.kill_group)
+    mod.stop_all(the_agent(mod).tasks, mod.kill_group)
     assert (workspace / "sub" / "here.txt").read_text().strip() == str(
         (workspace / "sub").resolve())
 

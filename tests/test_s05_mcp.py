@@ -29,6 +29,7 @@ from conftest import (
     sent_tool_results,
     wait_until,
 )
+from conftest import the_agent
 
 from offline.server import reply, tool_use
 
@@ -138,7 +139,7 @@ def test_select_form_loads_by_exact_name(mod, connected):
     connected(APPROVED)
     output, is_error = call_tool(mod, "tool_search", query=f"select:{ORDER}")
     assert not is_error and ORDER in output
-    assert mod.SESSION["loaded"] == [ORDER]
+    assert the_agent(mod).loaded == [ORDER]
 
 
 @pytest.mark.parametrize("rule", [ORDER, "mcp__stockroom", "mcp__stockroom__*"])

@@ -71,7 +71,7 @@ def test_a_background_command_returns_at_once_and_the_model_is_told_later(
     wait, go = held(trusted)
 
     def while_it_runs(request):
-        task = mod.SESSION["tasks"]["bash_1"]
+        task = the_agent(mod).tasks["bash_1"]
         seen.update(running=task["proc"].poll() is None, file=Path("bg.txt").exists(),
                     notices=notices(request))
         return reply(tool_use("run_shell", {"command": "echo other work"}))
@@ -79,7 +79,7 @@ def test_a_background_command_returns_at_once_and_the_model_is_told_later(
     def once_it_ended(request):
         seen.update(before=notices(request))  # sent while it still ran
         go()  # now it may end
-        wait_until(lambda: mod.SESSION["tasks"]["bash_1"]["status"] != "running")
+        wait_until(lambda: the_agent(mod).tasks["bash_1"]["status"] != "running")
         seen.update(ended_file=Path("bg.txt").read_text())
         return reply(tool_use("run_shell", {"command": "echo more work"}))
 
@@ -117,7 +117,7 @@ def test_a_failing_background_command_is_told_with_its_exit_code(mod, server, cl
     server.add(reply(background(f"{wait}; ls no-such-file")), reply("Started."))
     messages, _ = run_agent(mod, client, "start it")
     go()
-    wait_until(lambda: mod.SESSION["tasks"]["bash_1"]["status"] != "running")
+    wait_until(lambda: the_agent(mod).tasks["bash_1"]["status"] != "running")
     messages.append({"role": "user", "content": "and?"})
     server.add(reply("It failed."))
     mod.agent_loop(messages, the_agent(mod, client))
@@ -147,7 +147,7 @@ def test_task_stop_ends_another_for_good(mod, server, client, trusted):
         result_text(again)
     assert unknown["is_error"] and "'bash_9' is not running (status: unknown)" in \
         result_text(unknown)
-    pid = mod.SESSION["tasks"]["bash_1"]["proc"].pid
+    pid = the_agent(mod).tasks["bash_1"]["proc"].pid
     wait_until(lambda: not group_alive(pid))  # killed: gone in a moment
     assert_no_process("sleep 912.71828")  # gone: stopped.txt can never be written
     assert not Path("stopped.txt").exists(), "the stopped command went on"
@@ -171,7 +171,7 @@ def test_a_background_command_is_asked_about_and_confined_like_any_other(
     run_agent(mod, client, "write it")
     [refused] = sent_tool_results(server.requests[1])
     assert refused["is_error"] and "bash_1" not in result_text(refused)
-    assert mod.SESSION["tasks"] == {}
+    assert the_agent(mod).tasks == {}
     time.sleep(0.5)
     assert not Path("made.txt").exists()
 
