@@ -139,7 +139,7 @@ def test_loading_twice_does_not_duplicate(mod):
     call_tool(mod, "tool_search", query="select:web_fetch")
     call_tool(mod, "tool_search", query="select:web_fetch,WebFetch")
     assert the_agent(mod).loaded == ["web_fetch"]
-    assert [t["name"] for t in mod.tools_for_request()].count("web_fetch") == 1
+    assert [t["name"] for t in mod.tools_for_request(the_agent(mod))].count("web_fetch") == 1
 
 
 # --- calling a deferred tool ----------------------------------------------------------------

@@ -83,10 +83,10 @@ def connected(mod, workspace, capsys):
     none of their processes is left."""
     def connect(settings: dict, servers: dict | None = None) -> str:
         configure(workspace, settings, servers)
-        mod.connect_mcp_servers()
+        mod.connect_mcp_servers(the_agent(mod))
         return capsys.readouterr().out
     yield connect
-    mod.disconnect_mcp_servers()
+    mod.disconnect_mcp_servers(the_agent(mod))
     pids = [e["started"] for e in events(workspace) if "started" in e]
     wait_until(lambda: not any(alive(p) for p in pids))  # a stopped one takes a moment
     assert not [p for p in pids if alive(p)], "an MCP server outlived the agent"

@@ -139,10 +139,10 @@ def events(script) -> list[dict]:
 def connect(mod, workspace, capsys):
     """Connect the project's servers as main() does; after the test, stop them."""
     def connected() -> str:
-        mod.connect_mcp_servers()
+        mod.connect_mcp_servers(the_agent(mod))
         return capsys.readouterr().out
     yield connected
-    mod.disconnect_mcp_servers()
+    mod.disconnect_mcp_servers(the_agent(mod))
     assert not [t for t in mod.TOOLS if t["name"].startswith("mcp__")]
 
 

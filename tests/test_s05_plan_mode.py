@@ -46,7 +46,7 @@ def settings(workspace, mode: str) -> None:
 
 
 def mode(mod) -> str:
-    return mod.current_mode(mod.load_settings())
+    return mod.current_mode(the_agent(mod), mod.load_settings())
 
 
 # --- entering, and what plan mode denies -----------------------------------------------------
