@@ -112,6 +112,7 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                        settings_problem, shell_path_rule, shell_rule_applies,
                        url_host)
 
+
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s03"
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -173,6 +174,7 @@ class Agent:
     warned: bool = False          # the user was told that the window is nearly full
     # s03: what the gate remembers: the mode, the answers "always", the files read
     permissions: Permissions = field(default_factory=Permissions)
+
 
 # === s03 · permissions: one record per call ===
 @dataclass

@@ -103,6 +103,7 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                        url_host)
     from trust import THIS_RUN, folder_trusted, is_trusted
 
+
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s04"
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -168,6 +169,7 @@ class Agent:
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false
     quiet: dict = field(default_factory=dict)  # s04: {hook: runs} that said nothing
+
 
 # === s03 · permissions: one record per call ===
 @dataclass

@@ -116,6 +116,7 @@ else:  # run as a script (python s03_permissions/code.py): its folder is on sys.
                             read_config, server_commands)
     from skills import SkillError, parse_skill_md
 
+
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s05"
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -185,6 +186,7 @@ class Agent:
     loaded: list = field(default_factory=list)  # s05: deferred tools loaded, in order
     # s05: its MCP servers, started by connect_mcp_servers (none until then)
     mcp: McpServers = field(default_factory=lambda: mcp_servers())
+
 
 # === s03 · permissions: one record per call ===
 @dataclass
@@ -1659,7 +1661,8 @@ def system_prompt() -> str:
 
 # === s05 · registration: the new tools ===
 # None of them changes a file, so plan mode lets them all run.
-CHANGES_NOTHING = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}
+CHANGES_NOTHING = {"is_read_only": lambda call: True,
+                   "is_destructive": lambda call: None}
 register(tool_search, "Load the full definitions of deferred tools so that you can "
          "call them. Deferred tools, known here by name only: "
          f"{', '.join(DEFERRED_TOOLS)}. Calling one before it is loaded fails. "

@@ -344,6 +344,12 @@ def gate(mod, tool: str, tool_input, mode: str = "default", rules: dict | None =
     return tuple(mod.decide_permission(call, mode, rules or {})[:2])
 
 
+def concurrency_safe(mod, tool: str, tool_input) -> bool:
+    """s06: may this call (as this test's agent makes it) run beside others?"""
+    return mod.is_concurrency_safe(mod.Call(tool, tool_input, "toolu_test",
+                                            the_agent(mod)))
+
+
 def sent_tool_results(request: dict) -> list[dict]:
     """The tool_result blocks in the last user message of a request body."""
     content = request["messages"][-1]["content"]

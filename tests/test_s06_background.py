@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import conftest
+from conftest import concurrency_safe
 from conftest import (assert_no_process, chapter_params, load_chapter, result_text,
                       run_agent, run_main, sent_tool_results, write_settings)
 from conftest import the_agent
@@ -179,11 +180,11 @@ def test_a_background_command_is_asked_about_and_confined_like_any_other(
 def test_a_background_read_runs_beside_reads_a_background_write_alone(mod):
     """Batching is unchanged: in the background too, a command is concurrency-safe only
     if it only reads."""
-    assert mod.is_concurrency_safe("run_shell", {"command": "ls",
+    assert concurrency_safe(mod, "run_shell", {"command": "ls",
                                                  "run_in_background": True})
-    assert not mod.is_concurrency_safe("run_shell", {"command": "make > log",
+    assert not concurrency_safe(mod, "run_shell", {"command": "make > log",
                                                      "run_in_background": True})
-    assert not mod.is_concurrency_safe("task_stop", {"task_id": "bash_1"})
+    assert not concurrency_safe(mod, "task_stop", {"task_id": "bash_1"})
 
 
 @pytest.mark.parametrize("how", ["exit", "end of input", "one task"])
