@@ -25,6 +25,7 @@ every call first passes a permission gate, inside the one pipeline every call ta
 Reading map (search for "s03 ·" to find what is new):
   New here:
     s03 · permissions: what the session remembers
+    s03 · permissions: one record per call
     s03 · permissions: where a path really leads
     s03 · web_fetch: the gate sees every host it reaches
     s03 · permissions: protected paths
@@ -38,8 +39,10 @@ Reading map (search for "s03 ·" to find what is new):
     s03 · permissions: the one path every call takes
     bash_safety.py, sandbox.py, rules.py: the classifier, the sandbox (and the
       paths it keeps), the rules read and matched (each with its own reading map)
-  Changed here: `register` and each tool's registration take its safety metadata
-    (names for the rules, is_read_only, is_destructive); `safe_path` lets through an
+  Changed here: `Agent` remembers the gate's session (`new_agent`: the mode);
+    `register` and each tool's registration take its safety metadata (names for
+    the rules, is_read_only, is_destructive, asked of the call's record);
+    `read_file` and `safe_path` ask the agent: it lets through an
     outside path the user approved, which `display` shows whole; `list_files` and
     `grep_search` leave out what a Read deny rule covers; `execute_tool` moves to
     the pipeline, with the gate; `run_shell` runs in the sandbox (confine) or asks
@@ -131,6 +134,25 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools 
           "you did.")
 
 
+# === s01 · the agent: one object holds a run's state ===
+@dataclass
+class Agent:
+    """What one agent holds while it runs, handed to the loop and to every tool call.
+
+    Nothing about a run lives in a global: a test, or a second agent, builds its own.
+    Each later chapter adds the fields its mechanism needs, each with a note on why.
+    """
+
+    client: object                # anthropic.Anthropic: how the loop reaches the model
+    model: str = DEFAULT_MODEL    # MODEL_ID
+    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
+    shell: Path | None = None     # where the next command starts; None: the workspace
+    window: int = 200_000         # the most tokens a request may hold (the API says)
+    warned: bool = False          # the user was told that the window is nearly full
+    # s03: what the gate remembers: the mode, the answers "always", the files read
+    permissions: "Permissions" = field(default_factory=lambda: Permissions())
+
+
 # === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
 READ_LIMIT = 2000            # lines read_file returns by default
@@ -155,25 +177,6 @@ class Permissions:
     approved: set = field(default_factory=set)
     granted: set = field(default_factory=set)  # {Path}: outside, the user let a call in
     read: dict = field(default_factory=dict)  # {Path: (mtime_ns, sha256)}: as last seen
-
-
-# === s01 · the agent: one object holds a run's state ===
-@dataclass
-class Agent:
-    """What one agent holds while it runs, handed to the loop and to every tool call.
-
-    Nothing about a run lives in a global: a test, or a second agent, builds its own.
-    Each later chapter adds the fields its mechanism needs, each with a note on why.
-    """
-
-    client: object                # anthropic.Anthropic: how the loop reaches the model
-    model: str = DEFAULT_MODEL    # MODEL_ID
-    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
-    shell: Path | None = None     # where the next command starts; None: the workspace
-    window: int = 200_000         # the most tokens a request may hold (the API says)
-    warned: bool = False          # the user was told that the window is nearly full
-    # s03: what the gate remembers: the mode, the answers "always", the files read
-    permissions: Permissions = field(default_factory=Permissions)
 
 
 # === s03 · permissions: one record per call ===
@@ -208,6 +211,12 @@ class Call:
         """A shell command's reading (bash_safety.ShellEffects, one parse): what
         it runs, reads and writes, from where the agent's shell stands."""
         return shell_effects(self.input["command"], shell_dir(self.agent))
+
+
+def reads_only(call: Call) -> bool:
+    """A shell command that provably changes nothing and reads inside the workspace
+    (bash_safety's is_read_only_command, on the call's one reading)."""
+    return not call.effects.problem and not call.effects.writes
 
 
 # === s03 · permissions: where a path really leads ===
@@ -949,8 +958,7 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
           "timeout": (int, "Milliseconds before it is killed."),
           "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
          ["command"], names=("Bash",),
-         is_read_only=lambda call: is_read_only_command(
-             call.input["command"], effects=call.effects) and not unsandboxed(call),
+         is_read_only=lambda call: reads_only(call) and not unsandboxed(call),
          is_destructive=lambda call: ("it asks to run outside the sandbox"
                                       if unsandboxed(call) else dangerous_reason(
                                           call.input["command"], protected_target,

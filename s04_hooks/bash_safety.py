@@ -117,11 +117,9 @@ def unreadable(command: str) -> str | None:
                 None)
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=64)  # the gate, the sandbox, the runner: one parse a line
 def parse_command(command: str, depth: int = 0) -> Script:
-    """Every command `command` runs, in order; raises Unanalysable when unsure.
-    subtle: kept for the next asker (the gate, the sandbox, the runner ask about the
-    same line): one parse a line. A Script is read, never changed, after this."""
+    """Every command `command` runs, in order; raises Unanalysable when unsure."""
     if len(command) > MAX_COMMAND_CHARS or depth > MAX_DEPTH:
         raise Unanalysable("it is too long or too deeply nested to analyse")
     if (odd := unreadable(command)) is not None:
@@ -591,12 +589,10 @@ class ShellEffects:
     problem: str     # why the line is not read-only, its writes aside ("" if it is)
 
 
-def is_read_only_command(command: str, cwd: Path | None = None,
-                         effects: ShellEffects | None = None) -> bool:
+def is_read_only_command(command: str, cwd: Path | None = None) -> bool:
     """Every command provably changes nothing and reads inside the workspace (run in
-    `cwd`, the shell's folder: the workspace if None). `effects`: the line's, if
-    shell_effects already read it."""
-    effects = effects or shell_effects(command, cwd)
+    `cwd`, the shell's folder: the workspace if None)."""
+    effects = shell_effects(command, cwd)
     return not effects.problem and not effects.writes
 
 
@@ -901,7 +897,7 @@ def dangerous_reason(command: str, protected=lambda target: None,
     """Why `command`, run in `cwd`, always asks, or None; `protected(path)`: why a
     write to that path (absolute, or from the workspace if cwd is None) does."""
     try:
-        script = parse_command(command)  # (the line's Script, if read already)
+        script = parse_command(command)
     except Unanalysable as e:
         return f"the command cannot be checked: {e}"
     runs = all_runs(script)
@@ -999,11 +995,10 @@ def critical_target(word: Word, cwd: Path | None = None) -> str:
 # === s03 · bash: where bash and the parser disagree ===
 # A first reading can stop here: what follows, bash and tree-sitter read apart.
 def join_lines(src: bytes):
-    """The tree of `src` with its continued lines joined. Bash joins a line ending in
-    an unquoted backslash to the next before it parses, inside double quotes too
-    (`"$\\⏎(touch x)"` is `"$(touch x)"`); tree-sitter-bash does not. Single quotes,
-    $'...', comments and quoted here-documents keep theirs; a comment that ends in
-    one is refused (bash ends it there, the parser may not)."""
+    """Its tree, as bash reads it: bash joins a line ending in an unquoted backslash
+    to the next before it parses, inside double quotes too (`"$\\⏎(touch x)"` is
+    `"$(touch x)"`); tree-sitter-bash does not. Single quotes, $'...', comments and
+    quoted here-documents keep theirs; a comment that ends in one is refused."""
     for _ in range(3):
         tree, cut = BASH.parse(src), []
         # subtle: never into a tree with errors (tree-sitter 0.26 can crash in one:

@@ -31,8 +31,9 @@ Reading map (search for "s04 ·" to find what is new):
   Changed here: `agent_programs` adds the files the hooks run (the sandbox keeps
     them read-only); `execute_tool` runs the PreToolUse hooks before the gate and the
     PostToolUse ones after the call; `check_permission` weighs a hook's decision;
-    `agent_loop` stops when a hook said `"continue": false`; `new_session` adds the
+    `agent_loop` stops when a hook said `"continue": false`; `Agent` adds the
     hooks' session id, that stop and the quiet hooks, which `run_task` sums up;
+    `Source` names a hook's decision;
     `main` and `run_offline_demo` ask for trust first (the demo trusts the
     scratch copy it made); `parse_args` names the chapter;
     `DENIED` adds a hook's block.
@@ -122,6 +123,29 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools 
           "you did.")
 
 
+# === s01 · the agent: one object holds a run's state ===
+@dataclass
+class Agent:
+    """What one agent holds while it runs, handed to the loop and to every tool call.
+
+    Nothing about a run lives in a global: a test, or a second agent, builds its own.
+    Each later chapter adds the fields its mechanism needs, each with a note on why.
+    """
+
+    client: object                # anthropic.Anthropic: how the loop reaches the model
+    model: str = DEFAULT_MODEL    # MODEL_ID
+    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
+    shell: Path | None = None     # where the next command starts; None: the workspace
+    window: int = 200_000         # the most tokens a request may hold (the API says)
+    warned: bool = False          # the user was told that the window is nearly full
+    # s03: what the gate remembers: the mode, the answers "always", the files read
+    permissions: "Permissions" = field(default_factory=lambda: Permissions())
+    # s04: sent to every hook, as Claude Code's session id
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false
+    quiet: dict = field(default_factory=dict)  # s04: {hook: runs} that said nothing
+
+
 # === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
 READ_LIMIT = 2000            # lines read_file returns by default
@@ -146,29 +170,6 @@ class Permissions:
     approved: set = field(default_factory=set)
     granted: set = field(default_factory=set)  # {Path}: outside, the user let a call in
     read: dict = field(default_factory=dict)  # {Path: (mtime_ns, sha256)}: as last seen
-
-
-# === s01 · the agent: one object holds a run's state ===
-@dataclass
-class Agent:
-    """What one agent holds while it runs, handed to the loop and to every tool call.
-
-    Nothing about a run lives in a global: a test, or a second agent, builds its own.
-    Each later chapter adds the fields its mechanism needs, each with a note on why.
-    """
-
-    client: object                # anthropic.Anthropic: how the loop reaches the model
-    model: str = DEFAULT_MODEL    # MODEL_ID
-    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
-    shell: Path | None = None     # where the next command starts; None: the workspace
-    window: int = 200_000         # the most tokens a request may hold (the API says)
-    warned: bool = False          # the user was told that the window is nearly full
-    # s03: what the gate remembers: the mode, the answers "always", the files read
-    permissions: Permissions = field(default_factory=Permissions)
-    # s04: sent to every hook, as Claude Code's session id
-    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false
-    quiet: dict = field(default_factory=dict)  # s04: {hook: runs} that said nothing
 
 
 # === s03 · permissions: one record per call ===
@@ -203,6 +204,12 @@ class Call:
         """A shell command's reading (bash_safety.ShellEffects, one parse): what
         it runs, reads and writes, from where the agent's shell stands."""
         return shell_effects(self.input["command"], shell_dir(self.agent))
+
+
+def reads_only(call: Call) -> bool:
+    """A shell command that provably changes nothing and reads inside the workspace
+    (bash_safety's is_read_only_command, on the call's one reading)."""
+    return not call.effects.problem and not call.effects.writes
 
 
 # === s03 · permissions: where a path really leads ===
@@ -944,8 +951,7 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
           "timeout": (int, "Milliseconds before it is killed."),
           "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
          ["command"], names=("Bash",),
-         is_read_only=lambda call: is_read_only_command(
-             call.input["command"], effects=call.effects) and not unsandboxed(call),
+         is_read_only=lambda call: reads_only(call) and not unsandboxed(call),
          is_destructive=lambda call: ("it asks to run outside the sandbox"
                                       if unsandboxed(call) else dangerous_reason(
                                           call.input["command"], protected_target,

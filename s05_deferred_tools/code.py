@@ -35,10 +35,11 @@ Reading map (search for "s05 ·" to find what is new):
     s05 · MCP servers: their tools join the pool
   Changed here: `agent_loop` asks `tools_for_request()` and `system_prompt()` what
     to send, asks for automatic caching and shows what the cache saved;
-    `execute_tool` refuses a deferred tool that is not loaded yet; `new_session`
-    adds the loaded tools and the mode plan mode returns to; `show_result` shows a
+    `execute_tool` refuses a deferred tool that is not loaded yet; `Agent` adds
+    the loaded tools and its MCP servers, `Permissions` the mode plan mode returns
+    to; `show_result` shows a
     loaded tool in brief; `parse_args` names this chapter; (MCP) `rule_applies`
-    lets a rule name a whole server, `decide` takes why a tool asks from its
+    lets a rule name a whole server, `mode_decision` takes why a tool asks from its
     metadata (an MCP tool: not marked read-only, or only by its server's claim,
     which asks), `agent_programs` adds the servers' programs, `project_programs`
     shows them for trust, `agent_loop` sends a result's images, `main` and
@@ -135,6 +136,32 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools 
           "you did.")
 
 
+# === s01 · the agent: one object holds a run's state ===
+@dataclass
+class Agent:
+    """What one agent holds while it runs, handed to the loop and to every tool call.
+
+    Nothing about a run lives in a global: a test, or a second agent, builds its own.
+    Each later chapter adds the fields its mechanism needs, each with a note on why.
+    """
+
+    client: object                # anthropic.Anthropic: how the loop reaches the model
+    model: str = DEFAULT_MODEL    # MODEL_ID
+    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
+    shell: Path | None = None     # where the next command starts; None: the workspace
+    window: int = 200_000         # the most tokens a request may hold (the API says)
+    warned: bool = False          # the user was told that the window is nearly full
+    # s03: what the gate remembers: the mode, the answers "always", the files read
+    permissions: "Permissions" = field(default_factory=lambda: Permissions())
+    # s04: sent to every hook, as Claude Code's session id
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false
+    quiet: dict = field(default_factory=dict)  # s04: {hook: runs} that said nothing
+    loaded: list = field(default_factory=list)  # s05: deferred tools loaded, in order
+    # s05: its MCP servers, started by connect_mcp_servers (none until then)
+    mcp: McpServers = field(default_factory=lambda: mcp_servers())
+
+
 # === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
 READ_LIMIT = 2000            # lines read_file returns by default
@@ -160,32 +187,6 @@ class Permissions:
     granted: set = field(default_factory=set)  # {Path}: outside, the user let a call in
     read: dict = field(default_factory=dict)  # {Path: (mtime_ns, sha256)}: as last seen
     before_plan: str | None = None  # s05: the mode to go back to when plan mode ends
-
-
-# === s01 · the agent: one object holds a run's state ===
-@dataclass
-class Agent:
-    """What one agent holds while it runs, handed to the loop and to every tool call.
-
-    Nothing about a run lives in a global: a test, or a second agent, builds its own.
-    Each later chapter adds the fields its mechanism needs, each with a note on why.
-    """
-
-    client: object                # anthropic.Anthropic: how the loop reaches the model
-    model: str = DEFAULT_MODEL    # MODEL_ID
-    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
-    shell: Path | None = None     # where the next command starts; None: the workspace
-    window: int = 200_000         # the most tokens a request may hold (the API says)
-    warned: bool = False          # the user was told that the window is nearly full
-    # s03: what the gate remembers: the mode, the answers "always", the files read
-    permissions: Permissions = field(default_factory=Permissions)
-    # s04: sent to every hook, as Claude Code's session id
-    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false
-    quiet: dict = field(default_factory=dict)  # s04: {hook: runs} that said nothing
-    loaded: list = field(default_factory=list)  # s05: deferred tools loaded, in order
-    # s05: its MCP servers, started by connect_mcp_servers (none until then)
-    mcp: McpServers = field(default_factory=lambda: mcp_servers())
 
 
 # === s03 · permissions: one record per call ===
@@ -220,6 +221,12 @@ class Call:
         """A shell command's reading (bash_safety.ShellEffects, one parse): what
         it runs, reads and writes, from where the agent's shell stands."""
         return shell_effects(self.input["command"], shell_dir(self.agent))
+
+
+def reads_only(call: Call) -> bool:
+    """A shell command that provably changes nothing and reads inside the workspace
+    (bash_safety's is_read_only_command, on the call's one reading)."""
+    return not call.effects.problem and not call.effects.writes
 
 
 # === s05 · deferred tools: known by name, loaded on demand ===
@@ -987,8 +994,7 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
           "timeout": (int, "Milliseconds before it is killed."),
           "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
          ["command"], names=("Bash",),
-         is_read_only=lambda call: is_read_only_command(
-             call.input["command"], effects=call.effects) and not unsandboxed(call),
+         is_read_only=lambda call: reads_only(call) and not unsandboxed(call),
          is_destructive=lambda call: ("it asks to run outside the sandbox"
                                       if unsandboxed(call) else dangerous_reason(
                                           call.input["command"], protected_target,
@@ -2836,8 +2842,7 @@ def main(argv=None) -> int:
     from dotenv import load_dotenv
     load_dotenv(env_file)  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
-    has_key = (os.environ.get("ANTHROPIC_API_KEY")
-               or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    has_key = any(os.environ.get(name) for name in AGENT_CREDENTIALS)
     agent = None
     try:
         if args.offline or not has_key:

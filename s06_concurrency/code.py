@@ -31,12 +31,14 @@ Reading map (search for "s06 ·" to find what is new):
   Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell (a cd
     runs alone) and skill say whether a call may run beside others; `agent_loop`
     streams the reply to a ToolRunner and tells of background tasks that ended;
-    `run_shell` (run_in_background too) and `run_hook` record their processes in the
-    session, so Ctrl-C kills them from the main thread; `check_permission` asks under
+    `run_shell` (run_in_background too) and `run_hook` (from `run_hooks`) record
+    their processes in the agent, so Ctrl-C kills them from the main thread;
+    `mcp_tool`'s calls are interrupted too; `check_permission` asks under
     the terminal lock; `show_call`, `show_result`, `show_decision`, `show_usage`,
     `show_hook_line` print through say(); `run_task` prints what was not streamed;
-    `parse_args` names this chapter; `shell_dir`, `move_shell`: a subagent's own shell;
-    `new_session` keeps processes and tasks; `reset_session`, `repl`, `main` stop them.
+    `parse_args` names this chapter; `Agent` adds a subagent's depth, name, tools
+    and own shell (a child), Ctrl-C, the processes and tasks, which `repl`,
+    `main` and `run_offline_demo` stop (close).
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
   Left for later: nothing; this is the last chapter.
@@ -135,33 +137,6 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools 
           "you did.")
 
 
-# === s02 · settings: the limits of the file tools ===
-MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
-READ_LIMIT = 2000            # lines read_file returns by default
-MAX_LINE_CHARS = 2000        # read_file shortens longer lines
-MAX_READ_CHARS = 40_000      # read_file stops before this much text
-LIST_LIMIT = 100             # paths list_files returns
-GREP_LIMIT = 100             # matching lines grep_search returns
-FETCH_TIMEOUT = 30           # seconds for web_fetch
-FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
-SEARCH_TIMEOUT = 20          # seconds list_files or grep_search may take
-PREVIEW_LINES = 10           # lines of a new file write_file shows back
-
-
-# === s03 · permissions: what the session remembers ===
-@dataclass
-class Permissions:
-    """What the permission gate remembers in one session (a subagent, s06, shares
-    its parent's)."""
-
-    mode: str | None = None  # --permission-mode; None: defaultMode, else "default"
-    # {(tool, command | path | host)}: calls the user answered "always"
-    approved: set = field(default_factory=set)
-    granted: set = field(default_factory=set)  # {Path}: outside, the user let a call in
-    read: dict = field(default_factory=dict)  # {Path: (mtime_ns, sha256)}: as last seen
-    before_plan: str | None = None  # s05: the mode to go back to when plan mode ends
-
-
 # === s01 · the agent: one object holds a run's state ===
 @dataclass
 class Agent:
@@ -178,7 +153,7 @@ class Agent:
     window: int = 200_000         # the most tokens a request may hold (the API says)
     warned: bool = False          # the user was told that the window is nearly full
     # s03: what the gate remembers: the mode, the answers "always", the files read
-    permissions: Permissions = field(default_factory=Permissions)
+    permissions: "Permissions" = field(default_factory=lambda: Permissions())
     # s04: sent to every hook, as Claude Code's session id
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false
@@ -207,8 +182,36 @@ class Agent:
             allowed=[t["name"] for t in tools] if limited else self.allowed)
 
     def close(self) -> None:
-        """s06: the agent ends: no background command outlives it."""
+        """s06: the agent ends: no background command, no server outlives it."""
         stop_all(self.tasks, kill_group)
+        disconnect_mcp_servers(self)
+
+
+# === s02 · settings: the limits of the file tools ===
+MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
+READ_LIMIT = 2000            # lines read_file returns by default
+MAX_LINE_CHARS = 2000        # read_file shortens longer lines
+MAX_READ_CHARS = 40_000      # read_file stops before this much text
+LIST_LIMIT = 100             # paths list_files returns
+GREP_LIMIT = 100             # matching lines grep_search returns
+FETCH_TIMEOUT = 30           # seconds for web_fetch
+FETCH_MAX_BYTES = 5_000_000  # web_fetch reads at most this much of a page
+SEARCH_TIMEOUT = 20          # seconds list_files or grep_search may take
+PREVIEW_LINES = 10           # lines of a new file write_file shows back
+
+
+# === s03 · permissions: what the session remembers ===
+@dataclass
+class Permissions:
+    """What the permission gate remembers in one session (a subagent, s06, shares
+    its parent's)."""
+
+    mode: str | None = None  # --permission-mode; None: defaultMode, else "default"
+    # {(tool, command | path | host)}: calls the user answered "always"
+    approved: set = field(default_factory=set)
+    granted: set = field(default_factory=set)  # {Path}: outside, the user let a call in
+    read: dict = field(default_factory=dict)  # {Path: (mtime_ns, sha256)}: as last seen
+    before_plan: str | None = None  # s05: the mode to go back to when plan mode ends
 
 
 # === s03 · permissions: one record per call ===
@@ -243,6 +246,12 @@ class Call:
         """A shell command's reading (bash_safety.ShellEffects, one parse): what
         it runs, reads and writes, from where the agent's shell stands."""
         return shell_effects(self.input["command"], shell_dir(self.agent))
+
+
+def reads_only(call: Call) -> bool:
+    """A shell command that provably changes nothing and reads inside the workspace
+    (bash_safety's is_read_only_command, on the call's one reading)."""
+    return not call.effects.problem and not call.effects.writes
 
 
 # === s05 · deferred tools: known by name, loaded on demand ===
@@ -1019,14 +1028,12 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
           "run_in_background": (bool, ("Return at once with a task id and an output "
                                  "file; you are told when it ends (s06)."))},
          ["command"], names=("Bash",),
-         is_read_only=lambda call: is_read_only_command(
-             call.input["command"], effects=call.effects) and not unsandboxed(call),
+         is_read_only=lambda call: reads_only(call) and not unsandboxed(call),
          is_destructive=lambda call: ("it asks to run outside the sandbox"
                                       if unsandboxed(call) else dangerous_reason(
                                           call.input["command"], protected_target,
                                           shell_dir(call.agent))),
-         is_concurrency_safe=lambda call: is_read_only_command(
-             call.input["command"], effects=call.effects)
+         is_concurrency_safe=lambda call: reads_only(call)
          and stays_put(call.effects))  # s06: a `cd` moves where the next call starts
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
@@ -3124,7 +3131,6 @@ def run_offline_demo(args) -> int:
                 run_task(prompt, messages, agent)
         finally:  # before the scratch folder goes: the servers run in it
             agent.close()
-            disconnect_mcp_servers(agent)
     return 0
 
 
@@ -3209,8 +3215,7 @@ def main(argv=None) -> int:
     from dotenv import load_dotenv
     load_dotenv(env_file)  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
-    has_key = (os.environ.get("ANTHROPIC_API_KEY")
-               or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+    has_key = any(os.environ.get(name) for name in AGENT_CREDENTIALS)
     agent = None
     try:
         if args.offline or not has_key:
@@ -3241,7 +3246,6 @@ def main(argv=None) -> int:
     finally:  # Ctrl-C included: no server, no background command outlives the agent
         if agent is not None:
             agent.close()
-            disconnect_mcp_servers(agent)
 
 
 if __name__ == "__main__":
