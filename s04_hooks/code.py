@@ -138,8 +138,8 @@ class Agent:
     shell: Path | None = None     # where the next command starts; None: the workspace
     window: int = 200_000         # the most tokens a request may hold (the API says)
     warned: bool = False          # the user was told that the window is nearly full
-    # s03: what the gate remembers: the mode, the answers "always", the files read
-    permissions: "Permissions" = field(default_factory=lambda: Permissions())
+    # s03: Permissions: the mode, the answers "always", the files read (the gate)
+    permissions: object = field(default_factory=lambda: Permissions())
     # s04: sent to every hook, as Claude Code's session id
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import socket
+import stat
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -52,6 +53,8 @@ def read_settings(files) -> dict:
             info = path.stat()
         except OSError:
             continue  # not there: nothing to read
+        if not stat.S_ISREG(info.st_mode):
+            continue  # a folder, a FIFO ...: no settings file
         changed = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
         found[name] = read_json(str(path), changed)
     return found

@@ -10,6 +10,7 @@ a blocked prompt never reaches the model; context from hooks follows the prompt.
 import json
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, transcript_problem
 from offline.server import reply
 
@@ -46,7 +47,7 @@ def test_the_hook_reads_the_prompt_on_stdin(mod):
     payload = json.loads(Path("payload.json").read_text() or "{}")
     want = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the tests",
             "cwd": str(Path.cwd()), "permission_mode": "default",
-            "session_id": mod.SESSION["session_id"], "transcript_path": ""}
+            "session_id": the_agent(mod).session_id, "transcript_path": ""}
     for key, value in want.items():
         assert payload.get(key) == value, (
             f"the hook's stdin should have {key}={value!r}; it had {payload.get(key)!r}. "

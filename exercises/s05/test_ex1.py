@@ -10,6 +10,7 @@ the end, after everything the earlier requests sent.
 
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, call_tool, result_text, run_agent
 from offline.server import reply, tool_use
 
@@ -37,7 +38,7 @@ def test_diff_files_errors_are_data(mod):
     """A missing file, or a path outside the workspace: is_error results, no crash."""
     make_files()
     assert "diff_files" in mod.TOOL_HANDLERS, "register diff_files in TOOL_HANDLERS"
-    mod.SESSION["loaded"].append("diff_files")  # as if tool_search had loaded it
+    the_agent(mod).loaded.append("diff_files")  # as if tool_search had loaded it
     output, is_error = call_tool(mod, "diff_files", file_a="a.txt", file_b="missing.txt")
     assert is_error and "not found" in output, (
         f"a missing file should give an is_error result that says 'not found': {output!r}")
@@ -71,7 +72,7 @@ def test_keyword_search_finds_it(mod):
         "diff_files a description with the words a model would search for.")
     out = mod.tool_search("compare two files")
     assert '"name": "diff_files"' in out, f"tool_search should return its definition: {out[:300]}"
-    assert mod.SESSION["loaded"] == ["diff_files"], f"the loaded tools are {mod.SESSION['loaded']}"
+    assert the_agent(mod).loaded == ["diff_files"], f"the loaded tools are {the_agent(mod).loaded}"
 
 
 def test_the_model_finds_it_loads_it_and_uses_it(mod, server, client):
