@@ -392,6 +392,6 @@ def test_a_hooks_program_stays_put(chapter, workspace, server, client):
     command = ('h=hooks; echo evil > "$h/check.py"; echo evil > "$h/util.py";'
                ' l=lint; echo evil > "$l.sh"; echo RAN')
     server.add(reply(tool_use("run_shell", {"command": command})), reply("Done."))
-    mod.agent_loop([{"role": "user", "content": "go"}], client)
+    mod.agent_loop([{"role": "user", "content": "go"}], the_agent(mod, client))
     assert "RAN" in result_text(sent_tool_results(server.requests[1])[0])
     assert tree(workspace) == before

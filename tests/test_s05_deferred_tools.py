@@ -1,7 +1,7 @@
 """s05's deferred tools: names up front, schemas on demand, a tool list that only grows.
 
 Each test runs against s05 and every later chapter. It relies on the public names
-DEFERRED_TOOLS, SESSION["loaded"] (what this session has loaded), TOOLS, execute_tool and
+DEFERRED_TOOLS, the agent's `loaded` (what this session has loaded), TOOLS, execute_tool and
 agent_loop, and on what the scripted server received.
 """
 
