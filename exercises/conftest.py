@@ -225,11 +225,36 @@ def tool_use_block(name: str, /, id: str = "toolu_check", **tool_input):
     return anthropic.types.ToolUseBlock(type="tool_use", id=id, name=name, input=tool_input)
 
 
+AGENTS: dict = {}  # your module -> this check's Agent in it (the_agent)
+
+
+def the_agent(mod, client=None):
+    """This check's agent in your file, built on first use: the calls of one check
+    share it (a read, then an edit), as one run's calls do."""
+    agent = AGENTS.get(id(mod))
+    if agent is None:
+        agent = AGENTS[id(mod)] = mod.Agent(client)
+    if client is not None:
+        agent.client = client
+    return agent
+
+
+@pytest.fixture(autouse=True)
+def agents_end_with_their_check():
+    """A check's agents go with it: what they started is stopped (s06)."""
+    yield
+    for agent in AGENTS.values():
+        if hasattr(agent, "close"):
+            agent.close()
+    AGENTS.clear()
+
+
 def call_tool(mod, name: str, /, **tool_input) -> tuple[str, bool]:
     """One call through your execute_tool: (output, is_error). A stub that raised
     NotImplementedError inside a handler comes back as an error result; we raise it
     again so that the check says "not done yet" instead of something vaguer."""
-    output, is_error = mod.execute_tool(tool_use_block(name, **tool_input))
+    output, is_error = mod.execute_tool(tool_use_block(name, **tool_input),
+                                        the_agent(mod))
     if is_error and "NotImplementedError" in output:
         raise NotImplementedError(output.split("NotImplementedError:", 1)[1].strip())
     # The two slips everyone makes when adding a tool or a field, said plainly:
@@ -243,9 +268,23 @@ def call_tool(mod, name: str, /, **tool_input) -> tuple[str, bool]:
 
 
 def run_agent(mod, client, prompt: str, **kwargs) -> tuple[list, str]:
-    """Your agent_loop on one prompt: (messages, final text)."""
-    messages = [{"role": "user", "content": prompt}]
-    return messages, mod.agent_loop(messages, client, **kwargs)
+    """Your agent_loop on one prompt, with this check's agent: (messages, final
+    text). A keyword agent_loop takes goes to it (token_budget=...); any other sets
+    a field of the agent (max_turns=...)."""
+    import inspect
+    agent, messages = the_agent(mod, client), [{"role": "user", "content": prompt}]
+    takes = inspect.signature(mod.agent_loop).parameters
+    for name, value in kwargs.items():
+        if name not in takes:
+            setattr(agent, name, value)
+    loop_kwargs = {k: v for k, v in kwargs.items() if k in takes}
+    return messages, mod.agent_loop(messages, agent, **loop_kwargs)
+
+
+def decide(mod, tool: str, tool_input: dict, mode: str, rules: dict) -> tuple:
+    """Your gate's decision (decide_permission) on one call of this check's agent."""
+    call = mod.Call(tool, tool_input, "toolu_check", the_agent(mod))
+    return tuple(mod.decide_permission(call, mode, rules))
 
 
 def blocks(message: dict) -> list[dict]:

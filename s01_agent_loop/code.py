@@ -13,6 +13,8 @@ Repeat until a reply asks for no tool. That loop is the whole agent:
 This chapter gives the model one tool, `run_shell`, and gets the loop right.
 Reading map (every section is new; search for "s01 ·" to find each):
     s01 · settings: the model, the limits, the system prompt
+    s01 · the agent: one object holds a run's state (client, model, the shell's
+      folder ...), passed to the loop and to each tool call
     s01 · the agent loop: the whole lesson, first (a turn limit ends a runaway
       loop); the rest is what it calls
     s01 · tools: what the model may call
@@ -47,6 +49,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from command_line import explain, key_problem, make_client, parser
@@ -67,16 +70,33 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the run_sh
           "tool to inspect and change files. Act, then report briefly what you did.")
 
 
+# === s01 · the agent: one object holds a run's state ===
+@dataclass
+class Agent:
+    """What one agent holds while it runs, handed to the loop and to every tool call.
+
+    Nothing about a run lives in a global: a test, or a second agent, builds its own.
+    Each later chapter adds the fields its mechanism needs, each with a note on why.
+    """
+
+    client: object                # anthropic.Anthropic: how the loop reaches the model
+    model: str = DEFAULT_MODEL    # MODEL_ID
+    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
+    shell: Path | None = None     # where the next command starts; None: the workspace
+    window: int = 200_000         # the most tokens a request may hold (the API says)
+    warned: bool = False          # the user was told that the window is nearly full
+
+
 # === s01 · the agent loop ===
-def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
-               max_turns: int = MAX_TURNS) -> str:
+def agent_loop(messages: list, agent: Agent) -> str:
     """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
     `messages` is extended in place, the final text returned."""
     system = SYSTEM.format(cwd=Path.cwd())
-    for _ in range(max_turns):
-        response = client.messages.create(model=model, system=system, messages=messages,
-                                          tools=TOOLS, max_tokens=MAX_TOKENS)
-        count_tokens(response.usage)
+    for _ in range(agent.max_turns):
+        response = agent.client.messages.create(
+            model=agent.model, system=system, messages=messages, tools=TOOLS,
+            max_tokens=MAX_TOKENS)
+        count_tokens(response.usage, agent)
         action = STOP_REASONS.get(response.stop_reason, "unknown")
         if action == "refused":  # the API's advice: drop the refused turn, then go on
             raise Refused(refusal_line(response))
@@ -91,7 +111,7 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
             results = []
             for block in to_run:
                 show_call(block)
-                output, is_error = execute_tool(block)
+                output, is_error = execute_tool(block, agent)
                 show_result(output, is_error)
                 results.append({"type": "tool_result", "tool_use_id": block.id,
                                 "content": output, "is_error": is_error})
@@ -100,8 +120,9 @@ def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
         if action == "go on" or (tool_uses and action != "unknown"):
             continue
         return final_text(response, action)
-    return (f"[stopped: the task used {max_turns} model turns; "
+    return (f"[stopped: the task used {agent.max_turns} model turns; "
             "raise --max-turns to allow more]")
+
 
 
 # === s01 · tools: what the model may call ===
@@ -124,24 +145,28 @@ TOOLS = [{
 NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
                        "LESS": "-FRX", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
                        "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
-# Where the next command starts: where the last ended, so a `cd` sticks (Claude Code's)
-SHELL = {"cwd": None}  # a Path in the workspace; None: the workspace itself
+# Where the next command starts: where the last ended, so a `cd` sticks (Claude
+# Code's). The agent keeps it (agent.shell).
 
 
-def shell_dir() -> Path:
-    """The folder the next command starts in: SHELL's while it exists, else the
-    workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
-    return SHELL["cwd"] if SHELL["cwd"] and SHELL["cwd"].is_dir() else Path.cwd()
+def shell_dir(agent: Agent) -> Path:
+    """The folder the agent's next command starts in: agent.shell while it exists,
+    else the workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
+    if agent.shell and agent.shell.is_dir():
+        return agent.shell
+    return Path.cwd()
 
 
-def move_shell(where) -> str:
+def move_shell(agent: Agent, where) -> str:
     """Keep the folder the command ended in (its EXIT trap wrote it to the file
     `where`) if it lies in the workspace; else go back there, and say so."""
-    ended, workspace = os.pread(where.fileno(), 4096, 0).decode().strip(), Path.cwd()
+    ended = os.pread(where.fileno(), 4096, 0).decode().strip()
+    workspace = Path.cwd()
     if ended and not Path(ended).is_relative_to(workspace):  # `cd /`, a link out
-        SHELL["cwd"] = None
+        agent.shell = None
         return f"\n[shell cwd was reset to {workspace}: {ended} is outside it]"
-    SHELL["cwd"] = Path(ended) if ended else SHELL["cwd"]  # "": killed, trap replaced
+    if ended:  # "": the command was killed, and its trap with it
+        agent.shell = Path(ended)
     return ""
 
 
@@ -181,9 +206,9 @@ def last_program(command: str) -> str | None:
     return words[start]
 
 
-def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
-    """Run `command` with bash where the shell stands: its stdout, stderr and exit
-    code; CommandFailed with that text if it exits non-zero or times out."""
+def run_shell(agent: Agent, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
+    """Run `command` with bash where the agent's shell stands: its stdout, stderr and
+    exit code; CommandFailed with that text if it exits non-zero or times out."""
     seconds = max(1, min(int(timeout), MAX_TIMEOUT)) / 1000  # milliseconds, as Bash
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
@@ -192,7 +217,7 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
           tempfile.TemporaryFile() as where):
         proc = subprocess.Popen(
             ["bash", "-c", recorded(command, where)], stdin=subprocess.DEVNULL,
-            stdout=out, stderr=err, cwd=shell_dir(), pass_fds=[where.fileno()],
+            stdout=out, stderr=err, cwd=shell_dir(agent), pass_fds=[where.fileno()],
             env={**os.environ, **NON_INTERACTIVE_ENV},
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
@@ -200,16 +225,28 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
-        stdout, stderr, moved = (head_and_tail(out, name="stdout"),
-                                 head_and_tail(err, name="stderr"), move_shell(where))
+        stdout = head_and_tail(out, name="stdout")
+        stderr = head_and_tail(err, name="stderr")
+        moved = move_shell(agent, where)
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
-    answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
-    status += f" ({answer})" if answer else ""  # grep found nothing: an answer
-    text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"]) + moved
-    if status != "exit code: 0" and not answer:  # as Claude Code: a failure, an error
-        raise CommandFailed(text)
-    return text
+    text = "\n".join((parts or ["(no output)"]) + [f"[{ending(status, command)}]"])
+    if not succeeded(status, command):  # as Claude Code: a failure is an error
+        raise CommandFailed(text + moved)
+    return text + moved
+
+
+def succeeded(status: int | str, command: str) -> bool:
+    """Exit 0, or an exit 1 that answers (grep found nothing); not a kill."""
+    return status == 0 or status == 1 and bool(EXIT_1_MEANS.get(last_program(command)))
+
+
+def ending(status: int | str, command: str) -> str:
+    """How the command ended, as the model reads it: `exit code: 1 (no match)`."""
+    if isinstance(status, str):  # killed: why
+        return status
+    answer = EXIT_1_MEANS.get(last_program(command)) if status == 1 else None
+    return f"exit code: {status}" + (f" ({answer})" if answer else "")
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -219,13 +256,14 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
-    """Wait for the command: its status. Past `seconds`, or past MAX_OUTPUT_BYTES of
-    output on disk (`seq 1 20000000` writes 169 MB), kill it and all it started."""
+def wait_for(proc: subprocess.Popen, seconds: float, *files) -> int | str:
+    """Wait for the command: its exit code, or (a str) why it was killed. Past
+    `seconds`, or past MAX_OUTPUT_BYTES of output on disk (`seq 1 20000000` writes
+    169 MB), kill it and all it started."""
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         try:
-            return f"exit code: {proc.wait(timeout=min(left, 0.1))}"
+            return proc.wait(timeout=min(left, 0.1))
         except subprocess.TimeoutExpired:
             if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
                 kill_group(proc)
@@ -271,8 +309,8 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
 
 
 # === s01 · execute_tool: every tool_use gets its tool_result ===
-def execute_tool(block) -> tuple[str, bool]:
-    """Run one tool_use block. Returns (output, is_error); never raises."""
+def execute_tool(block, agent: Agent) -> tuple[str, bool]:
+    """Run one tool_use block for `agent`. Returns (output, is_error); never raises."""
     if block.name != "run_shell":
         return f"Error: unknown tool '{block.name}'. Available: run_shell.", True
     args = block.input if isinstance(block.input, dict) else {}
@@ -282,7 +320,7 @@ def execute_tool(block) -> tuple[str, bool]:
     if not isinstance(timeout, int) or isinstance(timeout, bool):
         return "Error: 'timeout' must be an integer number of milliseconds.", True
     try:
-        return run_shell(command, timeout), False
+        return run_shell(agent, command, timeout), False
     except CommandFailed as e:  # it ran and failed: its output, marked as an error
         return str(e), True
     except Exception as e:  # errors are data: the model reads them and adapts
@@ -387,8 +425,8 @@ def final_text(response, action: str) -> str:
 
 
 # === s01 · long sessions: the context window ===
-# The most tokens a request may hold (the API's "prompt is too long" names it).
-WINDOW = {"size": 200_000, "warned": False}
+# The most tokens a request may hold: agent.window (the API's "prompt is too long"
+# names it, and survive() learns it from there).
 
 
 def window_tokens(usage) -> int | None:
@@ -406,12 +444,12 @@ def window_tokens(usage) -> int | None:
     return sum(last.get(k) or 0 for k in kinds)
 
 
-def count_tokens(usage) -> None:
+def count_tokens(usage, agent: Agent) -> None:
     """Warn once when the window, as the API counted this reply, nears its size."""
     used = window_tokens(usage)
-    if used and used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
-        WINDOW["warned"] = True
-        print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
+    if used and used > 0.8 * agent.window and not agent.warned:
+        agent.warned = True
+        print(f"[context window: {used:,} of {agent.window:,} tokens used; when it "
               "is full the oldest exchanges go, or type /clear]", file=sys.stderr)
 
 
@@ -427,14 +465,14 @@ def drop_oldest(messages: list, budget: int) -> int:
 
 
 # === s01 · the command line: a REPL, one task, or the offline demo ===
-def run_task(prompt: str, messages: list, client, args) -> None:
+def run_task(prompt: str, messages: list, agent: Agent) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
-    answer = agent_loop(messages, client, model=args.model, max_turns=args.max_turns)
+    answer = agent_loop(messages, agent)
     print(printable(answer))
 
 
-def repl(client, args) -> int:
+def repl(agent: Agent) -> int:
     messages: list = []  # the conversation, kept across prompts
     while True:
         try:
@@ -446,24 +484,26 @@ def repl(client, args) -> int:
             return 0
         if prompt.strip() == "/clear":  # start over: a new, empty conversation
             messages.clear()
-            WINDOW["warned"], SHELL["cwd"] = False, None  # and the shell goes home
+            agent.warned = False
+            agent.shell = None  # and the shell goes home
             print("(conversation cleared)")
             continue
         if not prompt.strip():
             continue
         mark = len(messages)
         try:
-            run_task(prompt, messages, client, args)
+            run_task(prompt, messages, agent)
         except KeyboardInterrupt:
             # subtle: a cut-off turn may hold a tool_use with no tool_result; drop
             # the whole exchange so the transcript stays valid for the next prompt.
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
+            print("error: " + printable(survive(e, messages, mark, agent)),
+                  file=sys.stderr)
 
 
-def survive(e: Exception, messages: list, mark: int) -> str:
+def survive(e: Exception, messages: list, mark: int, agent: Agent) -> str:
     """After a failed task: drop it, so the conversation stays valid, and if the
     conversation outgrew the context window, its oldest exchanges too. The line."""
     size = len(str(messages))
@@ -472,7 +512,7 @@ def survive(e: Exception, messages: list, mark: int) -> str:
     if not too_long:
         return f"{explain(e)} (That task was dropped.)"
     sent, most = int(too_long[1]), int(too_long[2])
-    WINDOW.update(size=most, warned=False)
+    agent.window, agent.warned = most, False
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
     then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
@@ -486,12 +526,17 @@ def run_offline_demo(args) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from offline.demo import scripted_demo  # support code, not part of the lesson
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
-        client = make_client()
+        agent = new_agent(make_client(), args)
         messages: list = []
         for prompt in prompts:
             print(f"{CHAPTER} >> {prompt}")
-            run_task(prompt, messages, client, args)
+            run_task(prompt, messages, agent)
     return 0
+
+
+def new_agent(client, args) -> Agent:
+    """The agent a run of the command line starts with."""
+    return Agent(client, model=args.model, max_turns=args.max_turns)
 
 
 def parse_args(argv):
@@ -518,11 +563,11 @@ def main(argv=None) -> int:
                       f"or in {env_file}. Here is the offline demo instead.",
                       flush=True)
             return run_offline_demo(args)
-        client = make_client()
+        agent = new_agent(make_client(), args)
         if args.prompt:
-            run_task(" ".join(args.prompt), [], client, args)
+            run_task(" ".join(args.prompt), [], agent)
             return 0
-        return repl(client, args)
+        return repl(agent)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130

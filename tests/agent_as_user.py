@@ -35,9 +35,9 @@ def swap_after_gate(mod, folder: str, target: str) -> None:
     made certain (each call checks, then the swap, then the write)."""
     gate = mod.check_permission
 
-    def gate_then_swap(name, tool_input, *rest):
-        denied = gate(name, tool_input, *rest)
-        if name == "write_file" and not denied and not os.path.islink(folder):
+    def gate_then_swap(call, *rest):
+        denied = gate(call, *rest)
+        if call.name == "write_file" and not denied and not os.path.islink(folder):
             os.rename(folder, folder + ".real")
             os.symlink(target, folder)
         return denied
@@ -50,20 +50,18 @@ def run(spec: dict) -> None:
     import anthropic
     sys.path.insert(0, str(ROOT))
     mod = importlib.import_module("offline.chapters").load_chapter(spec['chapter'])
-    mod.reset_session()
-    mod.SESSION["mode"] = spec["mode"]
+    agent = mod.Agent(anthropic.Anthropic(api_key="test-key", base_url=spec["url"],
+                                          max_retries=0))
+    agent.permissions.mode = spec["mode"]
     gate = mod.check_permission
     if spec.get("swap"):
         swap_after_gate(mod, *spec["swap"])
     try:
-        client = anthropic.Anthropic(api_key="test-key", base_url=spec["url"],
-                                     max_retries=0)
-        mod.agent_loop([{"role": "user", "content": "go"}], client)
+        mod.agent_loop([{"role": "user", "content": "go"}], agent)
     finally:
         mod.check_permission = gate
-        mod.reset_session()  # s06: no background command outlives the run
-        if hasattr(mod, "SHELL"):
-            mod.SHELL["cwd"] = None  # the next run's shell starts in its own folder
+        if hasattr(agent, "close"):
+            agent.close()  # s06: no background command outlives the run
         if (trust := sys.modules.get(f"{spec['chapter']}.trust")) is not None:
             trust.THIS_RUN.clear()
 

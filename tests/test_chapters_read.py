@@ -161,16 +161,21 @@ def test_each_tool_is_declared_in_one_place(chapter):
     assert not patches, f"{chapter} patches a registry outside register(): {patches}"
 
 
-@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c >= "s03"])
-def test_the_session_is_one_dict_reset_in_one_call(chapter):
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_agent_holds_the_session(chapter):
+    """What a run learns lives in its Agent, passed to the loop and the tools: two
+    agents share nothing, and the module keeps no session of its own."""
     mod = load_chapter(chapter)
-    mod.SESSION["mode"] = "plan"
-    mod.SESSION["read"]["x"] = (1, "h")
-    mod.reset_session()
-    assert mod.SESSION == mod.new_session() | {k: mod.SESSION[k] for k in ("session_id",)
-                                                 if k in mod.SESSION}
-    for stray in ("HOOK_STATE", "LOADED_TOOLS", "RUNNING"):
-        assert not hasattr(mod, stray), f"{chapter} keeps {stray} outside SESSION"
+    one, two = mod.Agent(None), mod.Agent(None)
+    one.shell, one.warned = ROOT, True
+    assert two.shell is None and not two.warned
+    if hasattr(one, "permissions"):  # s03 on
+        one.permissions.mode = "plan"
+        one.permissions.read["x"] = (1, "h")
+        assert two.permissions.mode is None and not two.permissions.read
+    for stray in ("SESSION", "SHELL", "WINDOW", "MCP", "HOOK_STATE", "LOADED_TOOLS",
+                  "RUNNING", "reset_session"):
+        assert not hasattr(mod, stray), f"{chapter} keeps {stray} outside the agent"
 
 
 def added_lines(prev: str, chapter: str) -> int:

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from conftest import CHAPTERS, load_chapter, run_main
+from conftest import the_agent
 from offline.server import recorded, reply
 
 HERE = Path(__file__).parent / "recordings"
@@ -111,7 +112,7 @@ def test_a_recorded_answer_through_the_chapter(chapter, name, n, server, workspa
     client = anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
     server.add(recorded(answer), reply("Done."))
     messages = [{"role": "user", "content": "go"}]
-    final = mod.agent_loop(messages, client)
+    final = mod.agent_loop(messages, the_agent(mod, client))
     assert not server.rejected, server.rejected  # what it sent back is valid
     calls = [b["id"] for b in sent["content"] if b["type"] == "tool_use"]
     if sent["stop_reason"] in ("tool_use", "pause_turn"):
@@ -131,7 +132,7 @@ def test_a_recorded_answer_through_the_chapter(chapter, name, n, server, workspa
         assert said[-1].strip() in final
         # the next prompt sends the answer back as it came: the API accepts it
         messages.append({"role": "user", "content": "and then?"})
-        assert mod.agent_loop(messages, client) == "Done."
+        assert mod.agent_loop(messages, the_agent(mod, client)) == "Done."
         assert not server.rejected, server.rejected
 
 
@@ -179,16 +180,13 @@ def test_the_window_is_what_the_next_request_carries(chapter, server, capsys):
                                    "cache_read_input_tokens", "cache_creation_input_tokens"))
     assert window == 1262 + 11 < usage.input_tokens + usage.output_tokens
     assert mod.window_tokens(usage) == window
-    mod.WINDOW.update(size=window + 100, warned=False)  # 80 % of it is below `window`
-    try:
-        mod.count_tokens(usage)
-    finally:
-        mod.WINDOW.update(size=200_000, warned=False)
+    mod.count_tokens(usage, mod.Agent(None, window=window + 100))  # 80 %: below it
     assert capsys.readouterr().err == (
         f"[context window: {window:,} of {window + 100:,} tokens used; when it is full "
         "the oldest exchanges go, or type /clear]\n")
     # the paused reply, through the loop: no warning, the turn goes on
     server.add(recorded(answers(HERE / paused)[0]), reply("Done."))
-    assert mod.agent_loop([{"role": "user", "content": "go"}], client) == "Done."
+    assert mod.agent_loop([{"role": "user", "content": "go"}],
+                          the_agent(mod, client)) == "Done."
     assert "[context window:" not in capsys.readouterr().err
     assert not server.rejected, server.rejected

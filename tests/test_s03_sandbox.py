@@ -23,6 +23,7 @@ import pytest
 
 from conftest import (ROOT, call_tool, chapter_params, load_chapter, result_text,
                       run_agent, run_cli, sent_tool_results, teaching_and_last)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
@@ -115,7 +116,7 @@ def test_attacks_change_nothing_and_leak_nothing(sandboxed, server, client, work
     """Whatever the classifier let through runs confined: no file changes anywhere,
     and no secret reaches the model."""
     mod = sandboxed
-    mod.SESSION["mode"] = mode
+    the_agent(mod).permissions.mode = mode
     git("init", "-q")
     git("config", "core.fsmonitor", f"cat {secrets}/.ssh/id_rsa; touch pwned; false")
     git("config", "core.pager", "touch pwned; cat")
@@ -222,7 +223,7 @@ def test_running_outside_the_sandbox_asks(sandboxed, workspace, mode):
     """dangerouslyDisableSandbox is never allowed by a read-only verdict or by
     acceptEdits: it asks (nobody answers in a test: no), plan mode denies it."""
     mod = sandboxed
-    mod.SESSION["mode"] = mode
+    the_agent(mod).permissions.mode = mode
     output, is_error = call_tool(mod, "run_shell", command="ls",
                                  dangerouslyDisableSandbox=True)
     assert is_error and ("outside the sandbox" in output or "plan mode" in output)

@@ -29,6 +29,7 @@ from conftest import (
     sent_tool_results,
     wait_until,
 )
+from conftest import the_agent
 
 from offline.server import reply, tool_use
 
@@ -82,10 +83,10 @@ def connected(mod, workspace, capsys):
     none of their processes is left."""
     def connect(settings: dict, servers: dict | None = None) -> str:
         configure(workspace, settings, servers)
-        mod.connect_mcp_servers()
+        mod.connect_mcp_servers(the_agent(mod))
         return capsys.readouterr().out
     yield connect
-    mod.disconnect_mcp_servers()
+    mod.disconnect_mcp_servers(the_agent(mod))
     pids = [e["started"] for e in events(workspace) if "started" in e]
     wait_until(lambda: not any(alive(p) for p in pids))  # a stopped one takes a moment
     assert not [p for p in pids if alive(p)], "an MCP server outlived the agent"
@@ -138,7 +139,7 @@ def test_select_form_loads_by_exact_name(mod, connected):
     connected(APPROVED)
     output, is_error = call_tool(mod, "tool_search", query=f"select:{ORDER}")
     assert not is_error and ORDER in output
-    assert mod.SESSION["loaded"] == [ORDER]
+    assert the_agent(mod).loaded == [ORDER]
 
 
 def test_deny_rules_stop_calls_before_the_server_sees_them(mod, connected, workspace):

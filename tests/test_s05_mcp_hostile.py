@@ -29,6 +29,7 @@ from conftest import (
     run_agent,
     sent_tool_results,
 )
+from conftest import the_agent
 
 from offline.server import reply, tool_use
 
@@ -138,10 +139,10 @@ def events(script) -> list[dict]:
 def connect(mod, workspace, capsys):
     """Connect the project's servers as main() does; after the test, stop them."""
     def connected() -> str:
-        mod.connect_mcp_servers()
+        mod.connect_mcp_servers(the_agent(mod))
         return capsys.readouterr().out
     yield connected
-    mod.disconnect_mcp_servers()
+    mod.disconnect_mcp_servers(the_agent(mod))
     assert not [t for t in mod.TOOLS if t["name"].startswith("mcp__")]
 
 
@@ -374,8 +375,8 @@ def test_tool_search_is_bounded_and_shows_what_loading_costs(mod, workspace, hos
     output, is_error = call_tool(mod, "tool_search", query="gadget tool",
                                  max_results=1000)
     assert not is_error
-    assert len(mod.SESSION["loaded"]) == mod.MAX_SEARCH_RESULTS == 20
-    cost = sum(len(json.dumps(mod.TOOL_BY_NAME[n])) for n in mod.SESSION["loaded"])
+    assert len(the_agent(mod).loaded) == mod.MAX_SEARCH_RESULTS == 20
+    cost = sum(len(json.dumps(mod.TOOL_BY_NAME[n])) for n in the_agent(mod).loaded)
     assert f"every later request carries {cost:,} more characters" in output
 
 

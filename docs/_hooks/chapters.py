@@ -137,8 +137,10 @@ def code_list(names) -> str:
 # classifier in bash_safety.py, the sandbox's mechanics
 # in sandbox.py, the rules' syntax in rules.py, MCP's talking in mcp_client.py, ...),
 # never packed into code.py to fit a number.
-LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 500, "s05": 650, "s06": 500}
-BASH_SAFETY_LINES = 1092   # bash_safety.py at most: 963, its size when it left code.py
+# s03 860 (issue 38): the agent's session as an object (Permissions), one record per
+# call (Call) and the decision as a value (Decision, Source) are s03's own new code.
+LINES_ADDED_AT_MOST = {"s02": 620, "s03": 860, "s04": 500, "s05": 650, "s06": 500}
+BASH_SAFETY_LINES = 1093   # bash_safety.py at most: 963, its size when it left code.py
 # (issue 21; the hardening of issues 21 and 22 was fitted back inside it), and 91 for
 # issue 28: git, grep, sed and builtin options that only read, as wide as Claude Code's
 # tables (mostly table rows), sed's [/] brackets and { } blocks, the comment that ends
@@ -146,6 +148,7 @@ BASH_SAFETY_LINES = 1092   # bash_safety.py at most: 963, its size when it left 
 # +5: a NUL refused before parsing, and no walk into a tree with errors (tree-sitter
 # can crash in one). +8 (issue 30): a command is read from the shell's folder (cwd).
 # +15 (issue 36): git run in a repository nested in the workspace is not read-only.
+# +1 (issue 38): a line is parsed once, whoever asks (parse_command remembers it).
 
 
 def diff_summary(prev: str, chapter: str, diff: str, root: Path = ROOT) -> str:

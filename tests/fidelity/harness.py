@@ -30,7 +30,6 @@ recordings").
 from __future__ import annotations
 
 import atexit
-import contextlib
 import functools
 import hashlib
 import json
@@ -424,25 +423,6 @@ def course_input(name: str, tool_input: dict) -> tuple[str, dict]:
     return COURSE_TOOL[name], {COURSE_FIELD.get(k, k): v for k, v in tool_input.items()}
 
 
-KEPT: dict = {}  # {chapter module name: connected?}: its MCP servers outlive a case
-
-
-@contextlib.contextmanager
-def keep_mcp(mod):
-    """Within it, a chapter's MCP cases share one start of the stockroom server: the
-    first case connects it in its own workspace (as main() does), the next ones use
-    it, and it stops at the end. Each case still has its own workspace, settings,
-    mode and session; what the cases compare (the decision, the error) is the
-    chapter's, not the server's. A start costs seconds of processor time (the mcp
-    SDK's import), ten times a chapter."""
-    KEPT[mod.__name__] = False
-    try:
-        yield
-    finally:
-        if KEPT.pop(mod.__name__):
-            mod.disconnect_mcp_servers()
-
-
 def run_chapter(mod, case: Case) -> dict:
     """The same calls through the chapter's own agent_loop, real SDK, scripted server."""
     root = Path(tempfile.mkdtemp(prefix="fidelity-"))
@@ -460,29 +440,27 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
         monkeypatch.setitem(mod.THIS_RUN, ws.resolve(), True)  # its side: hooks run
     if case.shell == "stub":
         monkeypatch.setitem(mod.TOOL_HANDLERS, "run_shell",
-                            lambda command, timeout=None: RAN)
-    if hasattr(mod, "SESSION"):
-        mod.reset_session()
-        mod.SESSION["mode"] = case.mode
+                            lambda agent, command, timeout=None: RAN)
     blocks = [tool_use(*course_input(name, tool_input))
               for name, tool_input in case.calls]
     server = OneMessage(turns(case, blocks))
     with server, open(os.devnull, "w") as quiet:
-        client = anthropic.Anthropic(api_key="fidelity", base_url=server.url,
-                                     max_retries=0)
+        agent = mod.Agent(anthropic.Anthropic(api_key="fidelity", base_url=server.url,
+                                              max_retries=0))
+        if hasattr(agent, "permissions"):  # s03 on: the mode the case runs in
+            agent.permissions.mode = case.mode
         stdout, sys.stdout = sys.stdout, quiet
         try:
-            if case.mcp and not KEPT.get(mod.__name__):  # as main() starts them
-                mod.connect_mcp_servers()
-                if mod.__name__ in KEPT:
-                    KEPT[mod.__name__] = True
-            if case.mcp:  # schemas loaded
-                mod.SESSION["loaded"] += [t["name"] for t in mod.TOOLS
-                                          if t["name"].startswith("mcp__")]
-            mod.agent_loop([{"role": "user", "content": "go"}], client)
+            if case.mcp:  # started as the chapter's main() does; schemas loaded
+                mod.connect_mcp_servers(agent)
+                agent.loaded += [t["name"] for t in mod.TOOLS
+                                 if t["name"].startswith("mcp__")]
+            mod.agent_loop([{"role": "user", "content": "go"}], agent)
         finally:
-            if case.mcp and mod.__name__ not in KEPT:
-                mod.disconnect_mcp_servers()
+            if case.mcp:
+                mod.disconnect_mcp_servers(agent)
+            if hasattr(agent, "close"):
+                agent.close()
             sys.stdout = stdout
     results = {b["tool_use_id"]: b for b in server.results or []}
     calls = []

@@ -166,8 +166,7 @@ def test_claude_code_and_the_course_agree_but_for_known_reasons(mechanism, live,
     every = request.config.getoption("--every-chapter")
     for chapter in chapters_played(first, cases, every):
         mod = load_chapter(chapter)
-        with harness.keep_mcp(mod):  # one start of the MCP server a chapter
-            course = [harness.run_chapter(mod, case) for case in cases]
+        course = [harness.run_chapter(mod, case) for case in cases]
         rows = compare(cases, fields, probes, claude, course)
         figures[chapter[:3]] = {"cases": len(rows),
                                 "agree": sum(r["agree"] for r in rows)}
