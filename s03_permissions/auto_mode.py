@@ -21,9 +21,10 @@ command can touch.
 Reading map:
   s03 · auto mode: the built-in rules     RULES: allow / soft_deny / hard_deny /
                                           environment, prose a model reads
-  s03 · auto mode: the settings' rules    rules_from(): `autoMode` from your own
-                                          settings, entry by entry (read_auto_mode);
-                                          "$defaults" keeps the built-ins
+  s03 · auto mode: the settings' rules    rules_in(), rules_from(): `autoMode` from
+                                          your own settings, entry by entry
+                                          (read_auto_mode); "$defaults" keeps the
+                                          built-ins
   s03 · auto mode: what the reviewer sees project(), transcript(): user words and
                                           tool calls, never a result
   s03 · auto mode: the request            review_request(): the rules as the system
@@ -34,11 +35,17 @@ Reading map:
                                           look only at a block; any failure: failed
   s03 · auto mode: who decides            Blocks: 3 in a row or 20 a session hand
                                           the call to the user; auto_decision()
+  s03 · auto mode: the session's reviewer AutoMode: the model (AUTO_MODE_MODEL),
+                                          the counters, the cost; decide(), what
+                                          code.py's gate calls
 The same file stands in every chapter from s03 on.
 """
 
 import json
+import os
+import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # === s03 · auto mode: the built-in rules ===
 # Prose, not patterns: a model reads them. The course's own words, shorter than
@@ -147,6 +154,27 @@ def rules_from(files: list) -> tuple[dict, list[str]]:
     return merge_rules(*layers), problems
 
 
+USER_FILE = "~/.claude/settings.json"  # your own settings, as Claude Code reads them
+SHARED_FILE = ".claude/settings.json"  # a repository's: its autoMode is not read
+
+
+def rules_in(found: dict) -> tuple[dict, list[str]]:
+    """rules_from() on the chapter's read_settings() answer ({file: its JSON, or the
+    error that kept it from being read}) for USER_FILE and the workspace's files,
+    lowest precedence first. A file that could not be read counts as empty here (the
+    gate names a broken workspace file; a broken USER_FILE is named here)."""
+    files, problems = [], []
+    for name, data in found.items():
+        source = str(name).replace(str(Path.home()), "~", 1)
+        if isinstance(data, Exception):
+            if source == USER_FILE:
+                problems.append(f"{source}: {data}; its autoMode ignored")
+            continue
+        files.append((source, data, source == SHARED_FILE))
+    rules, found_problems = rules_from(files)
+    return rules, problems + found_problems
+
+
 def merge_rules(*layers: dict) -> dict:
     """The rules in force: each layer's list replaces the one before it, unless it
     holds "$defaults", which puts the earlier entries in its place (Claude Code's
@@ -184,10 +212,12 @@ def _cut(value):
     return value
 
 
-def transcript(messages: list) -> list[dict]:
+def transcript(messages: list, *delegated: list) -> list[dict]:
     """The conversation as the reviewer reads it, in order: {"user": text} for the
     user's words, {"tool": name, "input": ...} for each call the agent made. Left
-    out: every tool_result, the agent's text, and user text that a tool brought."""
+    out: every tool_result, the agent's text, and user text that a tool brought.
+    `delegated`: a subagent's conversations (s06), whose calls follow; their user
+    text is a model's prompt, not the user's words, and is left out too."""
     entries = []
     for message in messages:
         content = message["content"]
@@ -202,6 +232,8 @@ def transcript(messages: list) -> list[dict]:
             elif message["role"] == "assistant" and kind == "tool_use":
                 entries.append(project(_field(block, "name"), _field(block, "input")))
             # subtle: a tool_result is never read, not even its is_error flag
+    for chat in delegated:
+        entries += [entry for entry in transcript(chat) if "user" not in entry]
     return entries
 
 
@@ -316,12 +348,13 @@ REVIEW_RETRIES = 1      # the SDK retries an overloaded or failed request this o
 
 
 def review(client, model: str, action: dict, messages: list, rules: dict,
-           timeout: float = REVIEW_TIMEOUT) -> Verdict:
+           timeout: float = REVIEW_TIMEOUT, delegated: tuple = ()) -> Verdict:
     """Ask the reviewer about `action` (project()'s output) in the conversation
-    `messages`, under `rules` (merge_rules()'s). A short look; a second look only
-    if it blocks, whose verdict stands. Never raises: an API error, a timeout, no
-    valid verdict or a transcript too long is FAILED, and the user decides."""
-    entries = transcript(messages)
+    `messages` (and the subagents' `delegated`, see transcript()), under `rules`
+    (merge_rules()'s). A short look; a second look only if it blocks, whose verdict
+    stands. Never raises: an API error, a timeout, no valid verdict or a transcript
+    too long is FAILED, and the user decides."""
+    entries = transcript(messages, *delegated)
     size = len(json.dumps(entries, ensure_ascii=False))
     if size > MAX_TRANSCRIPT_CHARS:
         return Verdict(FAILED, f"the transcript is too long for the reviewer "
@@ -398,10 +431,57 @@ def auto_decision(verdict: Verdict, blocks: Blocks) -> tuple[str, str]:
     return "block", verdict.reason
 
 
+# What a block's result starts with: as the gate's refusals ("Permission denied: "), so
+# that the chapter shows it once, on its [block] line.
+BLOCKED = "Permission denied: auto mode's reviewer blocked this call: "
+
+
 def block_message(reason: str) -> str:
     """The is_error tool_result of a block: the model reads it; nobody was asked."""
-    return (f"Auto mode's reviewer blocked this call: {reason.rstrip('.')}. "
-            "Nobody was asked. "
+    return (f"{BLOCKED}{reason.rstrip('.')}. Nobody was asked. "
             "Do not retry it, and do not work around it by other means. Go on with "
             "the parts of the task that do not need it; if they all do, stop and "
             "tell the user what you wanted to do and why.")
+
+
+# === s03 · auto mode: the session's reviewer ===
+@dataclass
+class AutoMode:
+    """Auto mode in one session: the reviewer's model, the counters that hand the
+    decision back to you, and what the reviews cost. The agent's permissions hold
+    one (a subagent shares it, s06); code.py's gate calls decide() where default
+    mode would ask you."""
+
+    model: str = field(  # AUTO_MODE_MODEL (the environment or .env), else a small one
+        default_factory=lambda: os.environ.get("AUTO_MODE_MODEL") or REVIEWER_MODEL)
+    blocks: Blocks = field(default_factory=Blocks)
+    reviewed: int = 0      # calls that reached the reviewer
+    requests: int = 0      # reviewer requests they cost (a block costs two)
+    usage: dict = field(default_factory=dict)  # their tokens, summed
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def decide(self, client, name: str, tool_input: dict, conversations: list,
+               rules: dict) -> tuple[str, str]:
+        """Review one call: ("allow" | "block" | "ask", reason). `conversations`:
+        the agent's, the first its root's (the user's words), then (s06) each
+        subagent's on the way to this call (their calls only)."""
+        root, *delegated = conversations or [[]]
+        verdict = review(client, self.model, project(name, tool_input), root, rules,
+                         delegated=tuple(delegated))
+        with self.lock:  # (subagents share it, and may run side by side)
+            self.reviewed, self.requests = self.reviewed + 1, \
+                self.requests + verdict.requests
+            self.usage = {k: self.usage.get(k, 0) + n for k, n in verdict.usage.items()}
+            self.blocks.history.append((name, verdict.decision))
+            return auto_decision(verdict, self.blocks)
+
+    def answered(self, answer: str) -> None:
+        """You answered a question: a yes ends the reviewer's row of blocks."""
+        if answer != "no":
+            self.blocks.user_allowed()
+
+    def summary(self, rules: dict, problems: list) -> str:
+        """The lines the chapter prints in auto mode: the reviewer, its rules."""
+        counts = ", ".join(f"{len(rules[key])} {key}" for key in SECTIONS)
+        return "\n".join([f"auto mode: reviewer {self.model}; its rules: {counts}",
+                          *(f"  ignored: {problem}" for problem in problems)])

@@ -9,6 +9,9 @@ every call first passes a permission gate, inside the one pipeline every call ta
   ask rules in Claude Code's format from `.claude/settings*.json`: deny, then ask,
   then allow (read and matched in rules.py). Read and Edit rules cover every
   tool and command that reads or writes.
+- auto mode: what default mode would ask you, a reviewer model decides (allow, or
+  block with its reason); it reads your words and the agent's calls, never a
+  tool's result (auto_mode.py).
 - a bash classifier (bash_safety.py, a deep dive a first reading skips): commands
   parsed with tree-sitter-bash; read-only programs and dangerous commands as tables.
 - protected paths (git's config and hooks, the agent's settings and programs,
@@ -37,8 +40,9 @@ Reading map (search for "s03 ·" to find what is new):
     s03 · permissions: read before edit
     s03 · permissions: checks before the question
     s03 · permissions: the one path every call takes
-    bash_safety.py, sandbox.py, rules.py: the classifier, the sandbox (and the
-      paths it keeps), the rules read and matched (each with its own reading map)
+    bash_safety.py, sandbox.py, rules.py, auto_mode.py: the classifier, the sandbox
+      (and the paths it keeps), the rules read and matched, auto mode's reviewer
+      (each with its own reading map)
   Changed here: `Agent` remembers the gate's session (`new_agent`: the mode);
     `register` and each tool's registration take its safety metadata (names for
     the rules, is_read_only, is_destructive, asked of the call's record);
@@ -94,6 +98,7 @@ from sandbox import (SandboxError, argv_for, end_group, home_problem,
                      placeholders, protected_paths, sandbox_missing,
                      sandbox_settings, sandbox_summary, walk_workspace,
                      write_unfollowed)
+from auto_mode import USER_FILE, AutoMode, block_message, rules_in
 from rules import (command_rule_matches, denied_inside, parse_rule,
                    path_rule_matches, protected_entry, read_denied,
                    read_deny_patterns, read_permissions, read_settings,
@@ -135,6 +140,7 @@ class Agent:
     warned: bool = False          # the user was told that the window is nearly full
     # s03: Permissions: the mode, the answers "always", the files read (the gate)
     permissions: object = field(default_factory=lambda: Permissions())
+    transcript: list = field(default_factory=list)  # s03: what auto mode reviews
 
 
 # === s01 · the agent loop ===
@@ -142,6 +148,7 @@ def agent_loop(messages: list, agent: Agent) -> str:
     """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
     `messages` is extended in place, the final text returned."""
     system = SYSTEM.format(cwd=Path.cwd())
+    agent.transcript = [messages]  # s03: the conversation auto mode's reviewer reads
     for _ in range(agent.max_turns):
         response = agent.client.messages.create(
             model=agent.model, system=system, messages=messages, tools=TOOLS,
@@ -200,6 +207,7 @@ class Permissions:
     approved: set = field(default_factory=set)
     granted: set = field(default_factory=set)  # {Path}: outside, the user let a call in
     read: dict = field(default_factory=dict)  # {Path: (mtime_ns, sha256)}: as last seen
+    auto: AutoMode = field(default_factory=AutoMode)  # the reviewer (auto_mode.py)
 
 
 # === s03 · permissions: one record per call ===
@@ -1079,7 +1087,7 @@ def ask_meta(call: Call, question: str, failed):
 
 
 # === s03 · permissions: rules in Claude Code's format ===
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "auto")
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 
 
@@ -1087,6 +1095,11 @@ def load_settings() -> dict:
     """The `permissions` of the workspace's settings files, merged (rules.py reads
     them): rules add up, the local file's defaultMode wins, a broken file is named."""
     return read_permissions(read_settings(SETTINGS_FILES))
+
+
+def reviewer_rules() -> tuple[dict, list]:
+    """Auto mode's rules and their problems: `autoMode` in your own settings."""
+    return rules_in(read_settings([Path(USER_FILE).expanduser(), *SETTINGS_FILES]))
 
 
 def sandbox_config() -> dict:
@@ -1137,6 +1150,8 @@ def permission_summary(agent: Agent) -> str:
     rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
     problems = "".join(f"\n  ignored a broken settings file: {p}"
                        for p in settings["problems"])
+    if mode == "auto":  # the reviewer, its rules
+        problems += "\n" + agent.permissions.auto.summary(*reviewer_rules())
     return (f"permission mode: {mode} ({source}); rules: {rules}{problems}\n"
             f"{sandbox_summary(sandbox_config())}")
 
@@ -1305,8 +1320,8 @@ def mode_decision(call: Call, mode: str, read_only: bool) -> Decision:
         return Decision("ask", f"web_fetch reaches the network ({host})", Source.MODE)
     if read_only:
         return Decision("allow", "read-only tool", Source.MODE)
-    if mode == "acceptEdits" and tool in EDIT_TOOLS:
-        return Decision("allow", "acceptEdits mode: a file edit inside the workspace",
+    if mode in ("acceptEdits", "auto") and tool in EDIT_TOOLS:  # auto: its fast path
+        return Decision("allow", f"{mode} mode: a file edit inside the workspace",
                         Source.MODE)
     return Decision("ask", f"{mode} mode: {tool} changes files", Source.MODE)
 
@@ -1339,7 +1354,8 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
         rule = next((r for r in rules.get("allow", [])
                      if parse_rule(r)[0] in ("Edit", "Write")
                      and path_rule_matches(parse_rule(r)[1] or "**", path)), None)
-        if rule is None and not (mode == "acceptEdits" and is_inside(path.resolve())):
+        if rule is None and not (mode in ("acceptEdits", "auto")
+                                 and is_inside(path.resolve())):
             return Decision("ask", f"{mode} mode: it writes {display(path)}",
                             Source.MODE)
         used += [rule] if rule and rule not in used else []
@@ -1348,7 +1364,7 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
     if effects.problem:  # a loop, a function, an assignment ...
         return Decision("ask", f"{mode} mode: {effects.problem}", Source.MODE)
     if effects.writes:
-        return Decision("allow", "acceptEdits mode: its redirections write inside "
+        return Decision("allow", f"{mode} mode: its redirections write inside "
                         "the workspace", Source.MODE)
     return Decision("allow", "read-only command", Source.MODE)
 
@@ -1412,19 +1428,25 @@ REMEMBERED = (Source.MODE, Source.OUTSIDE)
 
 def check_permission(call: Call) -> str | None:
     """None if the call may run; else the message that tells the model why not."""
-    permissions = call.agent.permissions
-    decision, reason, source = decide_permission(
-        call, current_mode(call.agent, call.settings), call.settings)
+    permissions, mode = call.agent.permissions, current_mode(call.agent, call.settings)
+    decision, reason, source = decide_permission(call, mode, call.settings)
     key, shown = approval_key(call), None
     if decision == "ask" and source in REMEMBERED and key in permissions.approved:
         decision, reason = "allow", "approved earlier this session (always)"
-    elif decision == "ask":
+    elif decision == "ask" and source in REMEMBERED and mode == "auto":  # no question:
+        decision, reason = permissions.auto.decide(  # the reviewer (auto_mode.py)
+            call.agent.client, call.name, call.input, call.agent.transcript,
+            reviewer_rules()[0])
+    if decision == "ask":
         answer, why = ask_user(call.name, call.input, reason, source in REMEMBERED)
         if answer == "always":
             permissions.approved.add(key)
+        permissions.auto.answered(answer)  # a yes ends the reviewer's row of blocks
         shown = why if stdin_is_interactive() else None  # it showed the reason
         decision, reason = ("allow" if answer != "no" else "deny"), f"{reason}; {why}"
     show_decision(decision, shown or reason)
+    if decision == "block":  # auto mode: the reviewer's reason, and nobody was asked
+        return block_message(reason)
     if decision != "allow":
         return (f"{DENIED[0]}{describe_call(call.name, call.input)} "
                 f"was not run. Why: {reason}. Do not retry the same call; "
@@ -1795,7 +1817,8 @@ def parse_args(argv):
     p = parser("s03: permissions.", MAX_TURNS, DEFAULT_MODEL)
     p.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
                    help="this session's permission mode (default: the settings' "
-                        "permissions.defaultMode, else default)")
+                        "permissions.defaultMode, else default; auto: a reviewer "
+                        "model, AUTO_MODE_MODEL, decides what would ask you)")
     return p.parse_args(argv)
 
 

@@ -89,6 +89,7 @@ from sandbox import (SandboxError, argv_for, end_group, home_problem,
                      placeholders, protected_paths, sandbox_missing,
                      sandbox_settings, sandbox_summary, walk_workspace,
                      write_unfollowed)
+from auto_mode import USER_FILE, AutoMode, block_message, rules_in
 from rules import (command_rule_matches, denied_inside, parse_rule,
                    path_rule_matches, protected_entry, read_denied,
                    read_deny_patterns, read_permissions, read_settings,
@@ -135,6 +136,7 @@ class Agent:
     warned: bool = False          # the user was told that the window is nearly full
     # s03: Permissions: the mode, the answers "always", the files read (the gate)
     permissions: object = field(default_factory=lambda: Permissions())
+    transcript: list = field(default_factory=list)  # s03: what auto mode reviews
     # s04: sent to every hook, as Claude Code's session id
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false
@@ -149,6 +151,7 @@ def agent_loop(messages: list, agent: Agent) -> str:
     """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
     `messages` is extended in place, the final text returned."""
     system = system_prompt()
+    agent.transcript = [messages]  # s03: the conversation auto mode's reviewer reads
     for _ in range(agent.max_turns):
         response = agent.client.messages.create(
             model=agent.model, system=system, messages=messages,
@@ -213,6 +216,7 @@ class Permissions:
     approved: set = field(default_factory=set)
     granted: set = field(default_factory=set)  # {Path}: outside, the user let a call in
     read: dict = field(default_factory=dict)  # {Path: (mtime_ns, sha256)}: as last seen
+    auto: AutoMode = field(default_factory=AutoMode)  # the reviewer (auto_mode.py)
     before_plan: str | None = None  # s05: the mode to go back to when plan mode ends
 
 
@@ -1119,7 +1123,7 @@ def ask_meta(call: Call, question: str, failed):
 
 
 # === s03 · permissions: rules in Claude Code's format ===
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "auto")
 SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 
 
@@ -1127,6 +1131,11 @@ def load_settings() -> dict:
     """The `permissions` of the workspace's settings files, merged (rules.py reads
     them): rules add up, the local file's defaultMode wins, a broken file is named."""
     return read_permissions(read_settings(SETTINGS_FILES))
+
+
+def reviewer_rules() -> tuple[dict, list]:
+    """Auto mode's rules and their problems: `autoMode` in your own settings."""
+    return rules_in(read_settings([Path(USER_FILE).expanduser(), *SETTINGS_FILES]))
 
 
 def sandbox_config() -> dict:
@@ -1179,6 +1188,8 @@ def permission_summary(agent: Agent) -> str:
     rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
     problems = "".join(f"\n  ignored a broken settings file: {p}"
                        for p in settings["problems"])
+    if mode == "auto":  # the reviewer, its rules
+        problems += "\n" + agent.permissions.auto.summary(*reviewer_rules())
     return (f"permission mode: {mode} ({source}); rules: {rules}{problems}\n"
             f"{sandbox_summary(sandbox_config())}")
 
@@ -1349,8 +1360,8 @@ def mode_decision(call: Call, mode: str, read_only: bool) -> Decision:
         return Decision("ask", f"web_fetch reaches the network ({host})", Source.MODE)
     if read_only and not call.meta.get("claims_read_only"):  # s05: a server's claim
         return Decision("allow", "read-only tool", Source.MODE)
-    if mode == "acceptEdits" and tool in EDIT_TOOLS:
-        return Decision("allow", "acceptEdits mode: a file edit inside the workspace",
+    if mode in ("acceptEdits", "auto") and tool in EDIT_TOOLS:  # auto: its fast path
+        return Decision("allow", f"{mode} mode: a file edit inside the workspace",
                         Source.MODE)
     asks = call.meta.get("asks", "changes files")  # s05: an MCP tool says why
     return Decision("ask", f"{mode} mode: {tool} {asks}", Source.MODE)
@@ -1384,7 +1395,8 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
         rule = next((r for r in rules.get("allow", [])
                      if parse_rule(r)[0] in ("Edit", "Write")
                      and path_rule_matches(parse_rule(r)[1] or "**", path)), None)
-        if rule is None and not (mode == "acceptEdits" and is_inside(path.resolve())):
+        if rule is None and not (mode in ("acceptEdits", "auto")
+                                 and is_inside(path.resolve())):
             return Decision("ask", f"{mode} mode: it writes {display(path)}",
                             Source.MODE)
         used += [rule] if rule and rule not in used else []
@@ -1393,7 +1405,7 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
     if effects.problem:  # a loop, a function, an assignment ...
         return Decision("ask", f"{mode} mode: {effects.problem}", Source.MODE)
     if effects.writes:
-        return Decision("allow", "acceptEdits mode: its redirections write inside "
+        return Decision("allow", f"{mode} mode: its redirections write inside "
                         "the workspace", Source.MODE)
     return Decision("allow", "read-only command", Source.MODE)
 
@@ -1457,20 +1469,26 @@ REMEMBERED = (Source.MODE, Source.OUTSIDE)
 
 def check_permission(call: Call, hook: dict | None = None) -> str | None:
     """None if the call may run; else the message that tells the model why not."""
-    permissions = call.agent.permissions
-    gate = decide_permission(call, current_mode(call.agent, call.settings),
-                             call.settings)
+    permissions, mode = call.agent.permissions, current_mode(call.agent, call.settings)
+    gate = decide_permission(call, mode, call.settings)
     decision, reason, source = hook_and_gate(hook, gate)
     key, shown = approval_key(call), None
     if decision == "ask" and source in REMEMBERED and key in permissions.approved:
         decision, reason = "allow", "approved earlier this session (always)"
-    elif decision == "ask":
+    elif decision == "ask" and source in REMEMBERED and mode == "auto":  # no question:
+        decision, reason = permissions.auto.decide(  # the reviewer (auto_mode.py)
+            call.agent.client, call.name, call.input, call.agent.transcript,
+            reviewer_rules()[0])
+    if decision == "ask":
         answer, why = ask_user(call.name, call.input, reason, source in REMEMBERED)
         if answer == "always":
             permissions.approved.add(key)
+        permissions.auto.answered(answer)  # a yes ends the reviewer's row of blocks
         shown = why if stdin_is_interactive() else None  # it showed the reason
         decision, reason = ("allow" if answer != "no" else "deny"), f"{reason}; {why}"
     show_decision(decision, shown or reason)
+    if decision == "block":  # auto mode: the reviewer's reason, and nobody was asked
+        return block_message(reason)
     if decision != "allow":
         return (f"{DENIED[0]}{describe_call(call.name, call.input)} "
                 f"was not run. Why: {reason}. Do not retry the same call; "
@@ -2667,7 +2685,8 @@ def parse_args(argv):
     p = parser("s05: deferred tools, plan mode, skills.", MAX_TURNS, DEFAULT_MODEL)
     p.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
                    help="this session's permission mode (default: the settings' "
-                        "permissions.defaultMode, else default)")
+                        "permissions.defaultMode, else default; auto: a reviewer "
+                        "model, AUTO_MODE_MODEL, decides what would ask you)")
     return p.parse_args(argv)
 
 
