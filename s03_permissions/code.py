@@ -9,9 +9,8 @@ every call first passes a permission gate, inside the one pipeline every call ta
   ask rules in Claude Code's format from `.claude/settings*.json`: deny, then ask,
   then allow (read and matched in rules.py). Read and Edit rules cover every
   tool and command that reads or writes.
-- auto mode: what default mode would ask you, a reviewer model decides (allow, or
-  block with its reason); it reads your words and the agent's calls, never a
-  tool's result (auto_mode.py).
+- auto mode: a reviewer model decides what default mode would ask you; it reads
+  your words and the agent's calls, never a tool's result (auto_mode.py).
 - a bash classifier (bash_safety.py, a deep dive a first reading skips): commands
   parsed with tree-sitter-bash; read-only programs and dangerous commands as tables.
 - protected paths (git's config and hooks, the agent's settings and programs,
@@ -43,10 +42,11 @@ Reading map (search for "s03 ·" to find what is new):
     bash_safety.py, sandbox.py, rules.py, auto_mode.py: the classifier, the sandbox
       (and the paths it keeps), the rules read and matched, auto mode's reviewer
       (each with its own reading map)
-  Changed here: `Agent` remembers the gate's session (`new_agent`: the mode);
-    `register` and each tool's registration take its safety metadata (names for
-    the rules, is_read_only, is_destructive, asked of the call's record);
-    `read_file` and `safe_path` ask the agent: it lets through an
+  Changed here: `Agent` remembers the gate's session (`new_agent`: the mode), and
+    `agent_loop` names its conversation (auto mode's reviewer reads it); `register`
+    and each tool's registration take its safety metadata (names for the rules,
+    is_read_only, is_destructive, asked of the call's record); `read_file` and
+    `safe_path` ask the agent: it lets through an
     outside path the user approved, which `display` shows whole; `list_files` and
     `grep_search` leave out what a Read deny rule covers; `execute_tool` moves to
     the pipeline, with the gate; `run_shell` runs in the sandbox (confine) or asks
@@ -55,7 +55,7 @@ Reading map (search for "s03 ·" to find what is new):
     refusal; `web_fetch` hands back a redirect; `edit_file` works its edit out first,
     with the checks (see them below); `write_file` and `atomic_write` write what
     the gate checked, through no link.
-  Unchanged: the agent loop and the other tools' work.
+  Unchanged: the agent loop's work and the other tools'.
   Left for later: hooks (s04), deferred tools (s05), concurrency (s06).
 
 Run:  python s03_permissions/code.py            (REPL; offline demo if no API key)

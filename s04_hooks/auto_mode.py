@@ -19,25 +19,26 @@ reviewer. And the reviewer may be wrong: the sandbox, not this model, bounds wha
 command can touch.
 
 Reading map:
-  s03 · auto mode: the built-in rules     RULES: allow / soft_deny / hard_deny /
-                                          environment, prose a model reads
-  s03 · auto mode: the settings' rules    rules_in(), rules_from(): `autoMode` from
-                                          your own settings, entry by entry
-                                          (read_auto_mode); "$defaults" keeps the
-                                          built-ins
-  s03 · auto mode: what the reviewer sees project(), transcript(): user words and
-                                          tool calls, never a result
-  s03 · auto mode: the request            review_request(): the rules as the system
-                                          prompt, one tool `verdict`, forced
-  s03 · auto mode: the verdict            parse_verdict(): exactly one valid call
-                                          of `verdict`, or failed
-  s03 · auto mode: two stages             review(client, ...): short, then a second
-                                          look only at a block; any failure: failed
-  s03 · auto mode: who decides            Blocks: 3 in a row or 20 a session hand
-                                          the call to the user; auto_decision()
-  s03 · auto mode: the session's reviewer AutoMode: the model (AUTO_MODE_MODEL),
-                                          the counters, the cost; decide(), what
-                                          code.py's gate calls
+  s03 · auto mode: the built-in rules      RULES: allow / soft_deny / hard_deny /
+                                           environment, prose a model reads
+  s03 · auto mode: the settings' rules     rules_in(), rules_from(): `autoMode`
+                                           from your own settings, entry by entry
+                                           (read_auto_mode); "$defaults" keeps the
+                                           built-ins
+  s03 · auto mode: what the reviewer sees  project(), transcript(): user words and
+                                           tool calls, never a result
+  s03 · auto mode: the request             review_request(): the rules as the
+                                           system prompt, one tool `verdict`, forced
+  s03 · auto mode: the verdict             parse_verdict(): exactly one valid call
+                                           of `verdict`, or failed
+  s03 · auto mode: two stages              review(client, ...): short, then a
+                                           second look only at a block; any
+                                           failure: failed
+  s03 · auto mode: who decides             Blocks: 3 in a row or 20 a session hand
+                                           the call to the user; auto_decision()
+  s03 · auto mode: the session's reviewer  AutoMode: the model (AUTO_MODE_MODEL),
+                                           the counters, the cost; decide(), what
+                                           code.py's gate calls
 The same file stands in every chapter from s03 on.
 """
 

@@ -156,8 +156,7 @@ def agent_loop(messages: list, agent: Agent) -> str:
         response = agent.client.messages.create(
             model=agent.model, system=system, messages=messages,
             tools=tools_for_request(agent), max_tokens=MAX_TOKENS,
-            extra_body=AUTO_CACHE,
-        )
+            extra_body=AUTO_CACHE)
         show_usage(response.usage, agent)
         action = STOP_REASONS.get(response.stop_reason, "unknown")
         if action == "refused":  # the API's advice: drop the refused turn, then go on

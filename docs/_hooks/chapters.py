@@ -135,7 +135,8 @@ def code_list(names) -> str:
 # no cap on a whole file. What a first reading skips lives beside code.py, in a module
 # with its own reading map (the command line's plumbing in command_line.py, the
 # classifier in bash_safety.py, the sandbox's mechanics
-# in sandbox.py, the rules' syntax in rules.py, MCP's talking in mcp_client.py, ...),
+# in sandbox.py, the rules' syntax in rules.py, auto mode's reviewer in auto_mode.py,
+# MCP's talking in mcp_client.py, ...),
 # never packed into code.py to fit a number.
 # s03 860 (issue 38): the agent's session as an object (Permissions), one record per
 # call (Call) and the decision as a value (Decision, Source) are s03's own new code.
