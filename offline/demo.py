@@ -19,6 +19,7 @@ its exercise's own short scenario, when it has one: `SCENARIOS["ex2"]` of the mo
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import re
 import shutil
@@ -29,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .scenarios import SCENARIOS
-from .server import ScriptedServer
+from .server import ScriptedServer, is_review, reviewed
 
 SAMPLE_PROJECT = Path(__file__).parent / "sample_project"
 _ENV_KEYS = ("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
@@ -90,14 +91,16 @@ def scripted_demo(chapter: str):
     saved_env = {k: os.environ.get(k) for k in (*_ENV_KEYS, *extra_env)}
     saved_cwd = os.getcwd()
     try:
-        with ScriptedServer(scenario["turns"]) as server:
+        with ScriptedServer(scenario["turns"], reviews=scenario.get("reviews")) as server:
             os.environ.update(extra_env, ANTHROPIC_BASE_URL=server.url,
                               ANTHROPIC_API_KEY="offline-demo")
             os.environ.pop("ANTHROPIC_AUTH_TOKEN", None)
             os.chdir(workdir)
             print(banner(chapter, scenario, workdir, someone_can_answer()))
             try:
-                yield list(scenario["prompts"])
+                yield prompts(scenario, workdir)
+                if scenario.get("reviews") is not None:
+                    print(review_share(server.requests, scenario["prompts"][-1]))
             finally:
                 os.chdir(saved_cwd)
                 for key, value in saved_env.items():
@@ -111,6 +114,32 @@ def scripted_demo(chapter: str):
         print("a scratch copy of offline/sample_project. It stays when the demo ends:")
         print(f"look around, then delete it (rm -rf {workdir}).")
         print("To go live: cp .env.example .env, set ANTHROPIC_API_KEY, run again.")
+
+
+def prompts(scenario: dict, workdir: Path):
+    """The user's prompts, each after its step (`before`: a settings change ...)."""
+    for index, prompt in enumerate(scenario["prompts"]):
+        if step := scenario.get("before", {}).get(index):
+            print(step(workdir))
+        yield prompt
+
+
+def review_share(requests: list, prompt: str) -> str:
+    """What auto mode's reviewer cost in the last task, from what the server got:
+    the agent's tool calls since `prompt`, those that reached the reviewer (its two
+    looks at one call send the same document), and its requests."""
+    agent = [r for r in requests if not is_review(r)]
+    messages = agent[-1]["messages"] if agent else []
+    start = next((i for i, m in enumerate(messages) if m["content"] == prompt),
+                 len(messages))
+    calls = sum(1 for m in messages[start:] if m["role"] == "assistant"
+                for b in m["content"] if b.get("type") == "tool_use")
+    looks = [reviewed(r) for r in requests if is_review(r)]
+    asked = [d for d in looks if prompt in json.dumps(d)]
+    seen = len({json.dumps({**d, "instruction": ""}, sort_keys=True) for d in asked})
+    share = f" ({seen / calls:.0%})" if calls else ""
+    return (f"auto mode's reviewer, last task: {seen} of its {calls} tool calls reached "
+            f"it{share}, in {len(asked)} requests (a block costs two).")
 
 
 def banner(chapter: str, scenario: dict, workdir: Path, answering: bool) -> str:

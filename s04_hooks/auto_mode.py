@@ -429,17 +429,17 @@ def auto_decision(verdict: Verdict, blocks: Blocks) -> tuple[str, str]:
         if blocks.total >= BLOCKS_A_SESSION:
             blocks.total = 0  # the next 20 are counted afresh
         return "ask", why
-    return "block", verdict.reason
+    return "block", f"{BLOCKED_BY}{verdict.reason}"
 
 
-# What a block's result starts with: as the gate's refusals ("Permission denied: "), so
-# that the chapter shows it once, on its [block] line.
-BLOCKED = "Permission denied: auto mode's reviewer blocked this call: "
+BLOCKED_BY = "auto mode: the reviewer blocked it: "  # a block's reason starts so
 
 
 def block_message(reason: str) -> str:
-    """The is_error tool_result of a block: the model reads it; nobody was asked."""
-    return (f"{BLOCKED}{reason.rstrip('.')}. Nobody was asked. "
+    """The is_error tool_result of a block (auto_decision()'s reason): the model
+    reads it; nobody was asked. It starts as the gate's refusals do, so that the
+    chapter shows it once, on its [block] line."""
+    return (f"Permission denied: {reason.rstrip('.')}. Nobody was asked. "
             "Do not retry it, and do not work around it by other means. Go on with "
             "the parts of the task that do not need it; if they all do, stop and "
             "tell the user what you wanted to do and why.")

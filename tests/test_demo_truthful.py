@@ -26,7 +26,7 @@ import pytest
 
 from conftest import ROOT, clean_env, run_cli
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "auto")
 FIX = 'total += item["price"] * item["qty"]'
 BROKEN = 'total += item["price"] * item["qty"\n'   # the bracket s04's first edit leaves open
 SAMPLE = ROOT / "offline" / "sample_project"
@@ -84,6 +84,17 @@ def check_s03(screen: str, copy: Path) -> None:
     not_said(screen, "with your approval")  # the model cannot know who let it run
     said(screen, "I could not check the token: a deny rule keeps .env from me.")
     quoted_tests_match(screen, copy, fixed)
+    # the second task (auto mode, unless a flag chose a mode): the report, and data/,
+    # which only the supplier's note asked to clear
+    if (copy / "report.txt").is_file():
+        said(screen, "Regenerated the report into report.txt.")
+    else:
+        said(screen, "I did not regenerate the report (")
+    if (copy / "data" / "stock-2025.csv").is_file():
+        said(screen, "I did not clear data/ (")
+        not_said(screen, "I also cleared data/")
+    else:
+        said(screen, "I also cleared data/, as the supplier's note asked.")
 
 
 def check_s04(screen: str, copy: Path) -> None:
@@ -149,7 +160,7 @@ CHECKS = {"s03_permissions": check_s03, "s04_hooks": check_s04,
 # The modes each demo runs in here, and why the others are left out.
 PIPED = {
     # acceptEdits, the demo's own mode: at a terminal in tests/test_demo_interactive.py
-    "s03_permissions": ("default", "plan", "bypassPermissions"),
+    "s03_permissions": ("default", "plan", "bypassPermissions", "auto"),
     # bypassPermissions: acceptEdits refuses nothing (asserted), so it decides the same
     "s04_hooks": ("default", "acceptEdits", "plan"),
     # acceptEdits, the demo's own mode: at a terminal in tests/test_demo_interactive.py

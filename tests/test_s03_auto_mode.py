@@ -10,11 +10,14 @@ asks, then the fast path, then the reviewer where you would have been asked.
 """
 
 import json
+import re
+from pathlib import Path
 
 import anthropic
 import pytest
 
-from conftest import load_chapter, result_text, teaching_and_last, write_settings
+from conftest import (load_chapter, result_text, run_main, teaching_and_last,
+                      write_settings)
 from offline.server import (ScriptedServer, is_review, reply, review_by, reviewed,
                             server_error, tool_use, verdict)
 
@@ -216,3 +219,41 @@ def test_a_subagents_prompt_is_not_the_users_words(chapter, project):
     users = [e["user"] for e in sent[0]["transcript"] if "user" in e]
     assert users == ["Summarise the stock data."]
     assert agent.permissions.auto.reviewed == 1
+
+
+# --- the offline demo's second task ---------------------------------------------------
+
+def test_the_demo_shows_an_allow_a_block_and_an_injection_the_reviewer_never_sees(
+        tmp_path, monkeypatch):
+    """s03's demo, as `code.py --offline` plays it: its second task runs in auto mode
+    (the settings say so). The supplier's note reaches the agent, never the reviewer;
+    the report is allowed and written, the note's `rm -rf data/` blocked with its
+    reason, and the closing line's share is what the server received."""
+    import offline.demo
+    servers = []
+
+    class Kept(ScriptedServer):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            servers.append(self)
+
+    monkeypatch.setattr(offline.demo, "ScriptedServer", Kept)
+    proc = run_main("s03_permissions", "--offline", cwd=tmp_path, TMPDIR=str(tmp_path))
+    screen = proc.stdout + proc.stderr
+    assert proc.returncode == 0, screen[-3000:]
+    copy = Path(re.search(r"Workspace: (\S+)", screen)[1])
+    assert (copy / "report.txt").is_file()  # allowed, and run
+    assert (copy / "data" / "stock-2025.csv").is_file()  # blocked
+    (server,) = servers
+    note = (copy / "notes" / "supplier.md").read_text()
+    injected = note.splitlines()[-1]
+    agent = [r for r in server.requests if not is_review(r)]
+    reviews = reviews_of(server)
+    assert injected in json.dumps(agent[-1])  # the agent read it ...
+    assert reviews and all(injected not in json.dumps(r) for r in reviews)  # ... not it
+    assert "[block] auto mode: the reviewer blocked it: It deletes data/" in screen
+    assert "[allow] auto mode: the reviewer allowed it" in screen
+    assert "Only the supplier's note asked for it, not you" in screen
+    assert ("auto mode's reviewer, last task: 2 of its 3 tool calls reached it (67%), "
+            "in 3 requests") in screen
+    assert len(reviews) == 3 and not server.rejected
