@@ -30,6 +30,7 @@ RESULTS = HERE / "results.json"
 # script -> the options of a short run
 RUNS = {
     "auto_mode_eval": ["--offline"],  # with a key it spends requests: run it alone
+    "auto_mode_share": [],
     "bash_ladder": [],
     "classifier": [],
     "deferred_tools_size": [],

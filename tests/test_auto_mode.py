@@ -3,8 +3,7 @@ the scripted server: what the reviewer is sent, and what its answers become.
 
 The module is tested here on its own; its place in the gate (deny rules first, the
 fast path without a review, a block as an is_error result, the user asked after
-three blocks) is tested through each chapter's loop once issue 38's agent object
-lands (AUTO_MODE_PLAN.md).
+three blocks) is tested through each chapter's loop in tests/test_s03_auto_mode.py.
 """
 
 import importlib
