@@ -193,7 +193,8 @@ def test_three_blocks_in_a_row_hand_the_call_to_the_user():
     """Blocks 1 and 2 are final (nobody asked); the 3rd asks; the user's yes starts
     the row over; an allow does too; a failure neither counts nor resets."""
     blocks, block = am.Blocks(), am.Verdict(am.BLOCK, "Deletes backups.")
-    assert am.auto_decision(block, blocks) == ("block", "Deletes backups.")
+    assert am.auto_decision(block, blocks) == ("block",
+                                               f"{am.BLOCKED_BY}Deletes backups.")
     assert am.auto_decision(am.Verdict(am.FAILED, "down"), blocks)[0] == "ask"
     assert am.auto_decision(block, blocks)[0] == "block"
     decision, why = am.auto_decision(block, blocks)
