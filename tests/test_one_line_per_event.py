@@ -15,6 +15,7 @@ The demos run in this process (run_main), as `code.py --offline` without a termi
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -121,6 +122,10 @@ def hooks(workspace, **events) -> None:
         for event, command in events.items()}}))
 
 
+def args_for(mod) -> argparse.Namespace:
+    return argparse.Namespace(model=mod.DEFAULT_MODEL, max_turns=mod.MAX_TURNS)
+
+
 @pytest.mark.parametrize("mod", chapter_params("s04"), indirect=True)
 def test_silent_hooks_are_summed_up_once_per_task(mod, trusted, trusted_folder, server, client, capsys):
     """A log-only hook on every call: no line per call, one line after the task."""
@@ -128,7 +133,7 @@ def test_silent_hooks_are_summed_up_once_per_task(mod, trusted, trusted_folder, 
     server.add(reply(tool_use("run_shell", {"command": "echo one"})),
                reply(tool_use("run_shell", {"command": "echo two"})),
                reply("Both ran."))
-    mod.run_task("run two commands", [], mod.Agent(client))
+    mod.run_task("run two commands", [], client, args_for(mod))
     out = capsys.readouterr().out
     assert ": exit 0" not in out
     assert out.count("hooks that passed without a word: `true` x4") == 1
