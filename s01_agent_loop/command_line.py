@@ -51,6 +51,9 @@ def parser(description: str, max_turns: int, model: str) -> argparse.ArgumentPar
 
 
 # === s01 · the key: a key that cannot work, refused before any request ===
+# The agent's own credentials, named once: a key is read from these (key_problem);
+# from s03 on no command, and from s05 on no MCP server, is given them.
+AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first that fits
     (lambda v: v.endswith("..."),  # as in .env.example: ANTHROPIC_API_KEY=sk-ant-...
      "is still the placeholder from .env.example: put your key in its place"),
@@ -70,7 +73,7 @@ def key_problem(env_file: Path) -> str | None:
     in_file = {line.key: line.value for line in lines if line.key}
     unread = [line.original.string.removeprefix("export ")
               for line in lines if line.error]
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+    for name in AGENT_CREDENTIALS:
         where = "your environment" if name in os.environ else ".env"
         value = os.environ.get(name, in_file.get(name))
         if value is None and any(s.startswith(name) for s in unread):

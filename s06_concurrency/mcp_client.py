@@ -49,14 +49,13 @@ import threading
 import uuid
 from pathlib import Path
 
+from command_line import AGENT_CREDENTIALS
+
 
 # === s05 · mcp: the servers .mcp.json names ===
 # ${VAR} or ${VAR:-default}: the two forms Claude Code expands in .mcp.json's command,
 # args and env (and an http server's url and headers); a bare $VAR stays as written.
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-# What the agent authenticates with: never filled into a server's command, args or
-# env, whatever .mcp.json asks (a cloned project could ask for it by name).
-AGENT_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 # Claude Code's transports; this chapter starts the stdio ones (the default type).
 TRANSPORTS = ("stdio", "sse", "http", "ws", "sse-ide", "ws-ide", "sdk")
 
@@ -65,10 +64,10 @@ def expand(text: str, missing: list) -> str:
     """`text` with each ${VAR} replaced as Claude Code does: by the variable's value
     when it is set, even to "" (the shell's `:-` would take the default then), else
     by the default after `:-`; a variable with neither joins `missing`, and so does
-    one of AGENT_KEYS (the agent's own credentials), which is never filled in."""
+    one of AGENT_CREDENTIALS (the agent's own credentials), which is never filled in."""
     def value(match: re.Match) -> str:
         name, default = match.groups()
-        if name in AGENT_KEYS:
+        if name in AGENT_CREDENTIALS:
             missing.append(name)
             return match[0]
         if name in os.environ:
@@ -133,8 +132,9 @@ def filled_in(spec: dict) -> tuple[dict, str | None]:
               "env": {k: expand(v, missing) for k, v in env.items()},
               "shown": " ".join([spec["command"], *args]) + (
                   f"  (env: {', '.join(env)})" if env else "")}
-    own = [v for v in dict.fromkeys(missing) if v in AGENT_KEYS]
-    unset = [f"${{{v}}}" for v in dict.fromkeys(missing) if v not in AGENT_KEYS]
+    own = [v for v in dict.fromkeys(missing) if v in AGENT_CREDENTIALS]
+    unset = [f"${{{v}}}" for v in dict.fromkeys(missing)
+             if v not in AGENT_CREDENTIALS]
     if own:
         return server, (f"it asks for {', '.join(own)}, the agent's own credential, "
                         "which is never given to a server")

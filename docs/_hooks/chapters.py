@@ -134,12 +134,11 @@ def code_list(names) -> str:
 # set them by scope, not by total: a chapter's budget is on what it adds, and there is
 # no cap on a whole file. What a first reading skips lives beside code.py, in a module
 # with its own reading map (the command line's plumbing in command_line.py, the
-# classifier in bash_safety.py, the sandbox's mechanics
-# in sandbox.py, the rules' syntax in rules.py, MCP's talking in mcp_client.py, ...),
-# never packed into code.py to fit a number.
-# s03 860 (issue 38): the agent's session as an object (Permissions), one record per
-# call (Call) and the decision as a value (Decision, Source) are s03's own new code.
-LINES_ADDED_AT_MOST = {"s02": 620, "s03": 860, "s04": 500, "s05": 650, "s06": 500}
+# classifier in bash_safety.py, the sandbox's mechanics in sandbox.py, the rules'
+# syntax and the settings files in rules.py, the protected places and where a path
+# leads in protected.py, MCP's talking in mcp_client.py, ...), never packed into
+# code.py to fit a number.
+LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 500, "s05": 650, "s06": 500}
 BASH_SAFETY_LINES = 1093   # bash_safety.py at most: 963, its size when it left code.py
 # (issue 21; the hardening of issues 21 and 22 was fitted back inside it), and 91 for
 # issue 28: git, grep, sed and builtin options that only read, as wide as Claude Code's
