@@ -12,8 +12,9 @@ Reading map (read it in this order, or not at all on a first reading):
   s01 · the key: a key that cannot work, refused before any request
   s01 · the client: the SDK retries by itself, and each retry shows a line
   s01 · API errors: one line that says what happened and what to do
-  s01 · a failed task: dropped, so the conversation stays valid; a conversation
-    that outgrew the context window loses its oldest exchanges too
+  s01 · a failed task: dropped, and a window outgrown
+    (the conversation stays valid; one that outgrew the context window loses its
+    oldest exchanges too)
   A first reading skips all of it: main() calls parser(), key_problem() and
   make_client() once, explain() when a task fails, and the REPL survive() after
   one. Come back when a run says "error: ...", or to see how --help is made.

@@ -961,15 +961,17 @@ FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
 
 
 def register(handler, description: str, fields: dict, required: tuple = (),
-             **meta) -> None:
+             name: str = "", input_schema: dict | None = None, **meta) -> None:
     """Declare a tool: `fields` maps each field to (type, description), the type str,
-    int, bool or a JSON schema; `meta` is its safety metadata (see SAFE_DEFAULTS)."""
-    properties = {name: {**(kind if isinstance(kind, dict)
-                            else {"type": FIELD_TYPES[kind]}),
-                         "description": text} for name, (kind, text) in fields.items()}
-    tool = {"name": handler.__name__, "description": description,
-            "input_schema": {"type": "object", "properties": properties,
-                             "required": list(required)}}
+    int, bool or a JSON schema; `meta` is its safety metadata (see SAFE_DEFAULTS).
+    An MCP server's tool (s05) comes in by the same door, with its own `name` and
+    `input_schema`."""
+    properties = {field: {**(kind if isinstance(kind, dict)
+                             else {"type": FIELD_TYPES[kind]}), "description": text}
+                  for field, (kind, text) in fields.items()}
+    tool = {"name": name or handler.__name__, "description": description,
+            "input_schema": input_schema or {"type": "object", "properties": properties,
+                                             "required": list(required)}}
     TOOLS.append(tool)
     TOOL_HANDLERS[tool["name"]], TOOL_BY_NAME[tool["name"]] = handler, tool
     TOOL_META[tool["name"]] = meta
@@ -1815,9 +1817,8 @@ def connect_mcp_servers(agent: Agent) -> None:
         if left_out:  # names the API would refuse: one line, and the rest go on
             show_mcp_line(f"{name}: {left_out}", error=True)
     for schema, handler, meta in sorted(added, key=lambda t: t[0]["name"]):
-        TOOLS.append(schema)  # after every built-in: the order is stable
-        TOOL_HANDLERS[schema["name"]], TOOL_BY_NAME[schema["name"]] = handler, schema
-        TOOL_META[schema["name"]] = meta
+        register(handler, schema["description"], {}, name=schema["name"],  # last: the
+                 input_schema=schema["input_schema"], **meta)  # order stays stable
 
 
 def mcp_tool(servers: McpServers, server: str, name: str,
@@ -1827,10 +1828,11 @@ def mcp_tool(servers: McpServers, server: str, name: str,
     claims = bool(tool.annotations and tool.annotations.read_only_hint is True)
 
     def proxy(agent: Agent, **arguments) -> str:
-        text, images, failed = servers.call(server, tool.name, arguments,
-                                            MCP_CALL_TIMEOUT, save=save_media)
-        if failed:  # an isError result, a dead server, a timeout: data, as always
-            raise ToolError(capped_output(text))
+        try:
+            text, images = servers.call(server, tool.name, arguments,
+                                        MCP_CALL_TIMEOUT, save=save_media)
+        except McpError as e:  # an isError result, a dead server, a timeout: data
+            raise ToolError(capped_output(str(e))) from None
         return with_images(capped_output(text), images)
     schema = {"name": name, "description": tool.description or tool.title or name,
               "input_schema": tool.input_schema}
@@ -1885,11 +1887,16 @@ def disconnect_mcp_servers(agent: Agent) -> None:
     """Stop every server (no server, nor what it started, outlives the agent) and
     take its tools out."""
     agent.mcp.close()
-    TOOLS[:] = [tool for tool in TOOLS if not tool["name"].startswith("mcp__")]
-    for registry in (TOOL_HANDLERS, TOOL_BY_NAME, TOOL_META):
-        for name in [n for n in registry if n.startswith("mcp__")]:
-            del registry[name]
+    for name in [tool["name"] for tool in TOOLS if tool["name"].startswith("mcp__")]:
+        unregister(name)
     agent.loaded = [n for n in agent.loaded if not n.startswith("mcp__")]
+
+
+def unregister(name: str) -> None:
+    """Take a tool out of what register() filled (a stopped server's tool)."""
+    TOOLS[:] = [tool for tool in TOOLS if tool["name"] != name]
+    for registry in (TOOL_HANDLERS, TOOL_BY_NAME, TOOL_META):
+        registry.pop(name, None)
 
 
 # === s03 · permissions: read before edit ===

@@ -37,6 +37,8 @@ from __future__ import annotations
 import importlib.util
 import logging
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -156,13 +158,29 @@ def diff_summary(prev: str, chapter: str, diff: str, root: Path = ROOT) -> str:
     new_tools = tool_names(root / chapter / "code.py")
     added = [t for t in new_tools if t not in old_tools]
     removed = [t for t in old_tools if t not in new_tools]
-    plus = sum(1 for ln in diff.splitlines() if ln.startswith("+") and not ln.startswith("+++"))
-    minus = sum(1 for ln in diff.splitlines() if ln.startswith("-") and not ln.startswith("---"))
+    plus, minus = counted(prev, chapter, diff, root)
     return (f"**Lines:** {plus} added, {minus} removed "
             f"({prev}/code.py has {len(_lines(root / prev / 'code.py'))}, "
             f"{chapter}/code.py has {len(_lines(root / chapter / 'code.py'))})."
             + f" **Tools added:** {code_list(added)}"
             + (f"; **removed:** {code_list(removed)}" if removed else "") + ".")
+
+
+def counted(prev: str, chapter: str, diff: str, root: Path = ROOT) -> tuple[int, int]:
+    """The lines added and removed, as the command the page cites counts them (git's
+    histogram diff: where two diffs of the same files tie, git and difflib may pair
+    different lines, and a reader who runs it must see the page's figures); without
+    git, the figures of `diff`, the page's own diff."""
+    git = shutil.which("git")
+    run = git and subprocess.run(
+        [git, "diff", "--no-index", "--histogram", "--numstat", f"{prev}/code.py",
+         f"{chapter}/code.py"], cwd=root, capture_output=True, text=True, check=False)
+    figures = run.stdout.split()[:2] if run else []
+    if len(figures) == 2 and all(f.isdigit() for f in figures):
+        return int(figures[0]), int(figures[1])
+    lines = diff.splitlines()
+    return (sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++")),
+            sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---")))
 
 
 def _lines(path: Path) -> list[str]:
