@@ -138,8 +138,10 @@ def chapter_of(path: Path) -> Path:
 # work is in a module has that module written in where code.py imports it (WRITTEN_IN),
 # with every module that imports it, so that the file stays one program.
 MODULES = ("command_line.py",  # what code.py imports from beside it, each before
-           "bash_safety.py", "sandbox.py", "rules.py",  # those that import it (s03 on)
+           "bash_safety.py", "sandbox.py",  # those that import it (s03 on)
            "auto_mode.py",  # (s03 on; it imports none of them)
+           "rules.py",  # (s03 on: it imports the three above)
+           "protected.py",  # (s03 on: it imports rules.py and sandbox.py)
            "trust.py",  # (s04 on)
            "mcp_client.py", "skills.py",  # (s05 on)
            "background.py")  # (s06)
