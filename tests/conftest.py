@@ -57,6 +57,12 @@ def beside(chapter: str, module: str):
     return sys.modules[f"{chapter}.{module}"]
 
 
+def sandbox_missing_by_default(mod) -> str | None:
+    """What the chapter's sandbox lacks on this machine under the default settings
+    (its own sandbox.py's), or None: the sandbox can run."""
+    return mod.sandbox_missing(beside(mod.__package__, "sandbox").sandbox_settings([]))
+
+
 def chapter_params(first: str):
     """pytest params for a `chapter` fixture: ids are the chapter names. Every case
     in every chapter: for what the chapters do differently."""
