@@ -89,6 +89,7 @@ from markdownify import markdownify
 
 from command_line import (AGENT_CREDENTIALS, explain, key_problem, make_client,
                           parser, survive)
+from asking import ask_user, describe_call, stdin_is_interactive
 from bash_safety import (dangerous_reason, is_read_only_command,
                          shell_effects, unwrapped, within_budget)
 from sandbox import (SandboxError, argv_for, end_group, home_problem,
@@ -1270,41 +1271,6 @@ def current_mode(agent: Agent, settings: dict) -> str:
     return mode if mode in PERMISSION_MODES else "default"
 
 
-def stdin_is_interactive() -> bool:
-    try:
-        return sys.stdin is not None and not sys.stdin.closed and sys.stdin.isatty()
-    except (ValueError, OSError):
-        return False
-
-
-def ask_user(tool_name: str, tool_input: dict, reason: str,
-             allow_always: bool) -> tuple[str, str]:
-    """Ask on the terminal: ("yes" | "no" | "always", why). No terminal, no yes."""
-    if not stdin_is_interactive():
-        return "no", "it needs approval and no one can answer (stdin is not a terminal)"
-    print(printable(f"\n? Allow {describe_call(tool_name, tool_input)}\n"
-                    f"  because it asks: {reason}"))
-    choices = "[y]es / [n]o" + (" / [a]lways this session" if allow_always else "")
-    expected = "y (yes), n (no) or a (always)" if allow_always else "y (yes) or n (no)"
-    while True:
-        try:
-            answer = input(f"  {choices}: ").strip().lower()
-        except EOFError:
-            return "no", "stdin was closed before an answer"
-        if answer in ("y", "yes"):
-            return "yes", "the user approved it"
-        if answer in ("n", "no"):
-            return "no", "the user said no"
-        if allow_always and answer in ("a", "always"):
-            return "always", "the user approved it for this session"
-        print(f"  please answer {expected}")  # then ask again
-
-
-def describe_call(tool_name: str, tool_input: dict) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in tool_input.items())
-    return f"{tool_name}({args if len(args) <= 300 else args[:297] + '...'})"
-
-
 def approval_key(call: Call) -> tuple:
     """What an "always" answer covers: this command, host or path, for this tool."""
     if call.tool == "run_shell":
@@ -1330,7 +1296,8 @@ def check_permission(call: Call) -> str | None:
     if decision == "ask" and source in REMEMBERED and key in permissions.approved:
         decision, reason = "allow", "approved earlier this session (always)"
     elif decision == "ask":
-        answer, why = ask_user(call.name, call.input, reason, source in REMEMBERED)
+        answer, why = ask_user(call.name, call.input, reason,
+                               source in REMEMBERED, lambda t: print(printable(t)))
         if answer == "always":
             permissions.approved.add(key)
         shown = why if stdin_is_interactive() else None  # it showed the reason
