@@ -258,6 +258,12 @@ class Call:
         return self.meta["tool"]
 
     @functools.cached_property
+    def path(self) -> Path:
+        """Where its path really leads (`..`, `~`, links followed), worked out once:
+        the gate, an "always" answer and read-before-edit judge this one."""
+        return resolve_path(path_of(self.input))
+
+    @functools.cached_property
     def settings(self) -> dict:
         """The permissions of the settings files, as they are for this call."""
         return load_settings()
@@ -1284,7 +1290,7 @@ def mode_decision(call: Call, mode: str, read_only: bool) -> Decision:
     tool, tool_input = call.tool, call.input
     if mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions mode", Source.MODE)
-    if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
+    if tool in PATH_TOOLS and not is_inside(call.path):
         return Decision("ask", f"{path_of(tool_input)} is outside the workspace",
                         Source.OUTSIDE)
     if tool == "web_fetch":
@@ -1384,7 +1390,7 @@ def approval_key(call: Call) -> tuple:
         return call.tool, call.input["command"]
     if call.tool == "web_fetch":
         return call.tool, url_host(call.input["url"])
-    return call.tool, str(resolve_path(path_of(call.input)))
+    return call.tool, str(call.path)
 
 
 DENIED = ("Permission denied: ", "Blocked by a PreToolUse hook: ")  # shown already
@@ -1417,9 +1423,8 @@ def check_permission(call: Call, hook: dict | None = None) -> str | None:
         return (f"{DENIED[0]}{describe_call(call.name, call.input)} "
                 f"was not run. Why: {reason}. Do not retry the same call; "
                 "find another way or ask the user.")
-    path = resolve_path(path_of(call.input))
-    if call.tool in PATH_TOOLS and not is_inside(path):
-        permissions.granted.add(path)  # let it through
+    if call.tool in PATH_TOOLS and not is_inside(call.path):
+        permissions.granted.add(call.path)  # let it through
     return None
 
 
@@ -1882,7 +1887,7 @@ def check_read_before_edit(call: Call) -> str | None:
     if call.tool not in EDIT_TOOLS:
         return None
     tool_input, agent = call.input, call.agent
-    path = resolve_path(tool_input["file_path"])
+    path = call.path
     if not path.is_file():
         return None  # a new file: nothing to have read
     seen = agent.permissions.read.get(path)
@@ -1900,10 +1905,8 @@ def check_read_before_edit(call: Call) -> str | None:
 
 def remember_file(call: Call) -> None:
     """After a successful read or write: this is the file as the agent knows it."""
-    if call.tool in ("read_file", "write_file", "edit_file"):
-        path = resolve_path(call.input["file_path"])
-        if path.is_file():
-            call.agent.permissions.read[path] = fingerprint(path)
+    if call.tool in ("read_file", "write_file", "edit_file") and call.path.is_file():
+        call.agent.permissions.read[call.path] = fingerprint(call.path)
 
 
 # === s04 · hooks: the settings ===
@@ -2311,7 +2314,7 @@ def check_input(call: Call) -> str | None:
         return "run_shell needs 'command', a non-empty string."
     if problem := check_read_before_edit(call):
         return problem  # (a file changed since it was read: its edit is stale)
-    if tool not in EDIT_TOOLS or not is_inside(resolve_path(tool_input["file_path"])):
+    if tool not in EDIT_TOOLS or not is_inside(call.path):
         return None  # outside the workspace, the gate asks first: the tool checks later
     try:
         if tool == "edit_file":  # unchanged, not found, found twice: edit_file's words
