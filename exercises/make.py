@@ -142,6 +142,7 @@ MODULES = ("command_line.py",  # what code.py imports from beside it, each befor
            "auto_mode.py",  # (s03 on; it imports none of them)
            "rules.py",  # (s03 on: it imports the three above)
            "protected.py",  # (s03 on: it imports rules.py and sandbox.py)
+           "asking.py",  # (s03 on)
            "trust.py",  # (s04 on)
            "mcp_client.py", "skills.py",  # (s05 on)
            "background.py")  # (s06)
