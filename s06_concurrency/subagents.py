@@ -1,0 +1,183 @@
+"""subagents: agent types from .claude/agents, their memory, and a fork's first
+request (s06).
+
+code.py decides the policy: which kind of child an `agent` call starts (no
+subagent_type: a general-purpose agent; "fork": a copy of the caller; any other
+name: that agent type), which tools and model the child gets, that a child's memory
+folder is writable for it, whether it runs in the background. This file holds the
+parts that need no loop, and a first reading can skip it:
+- An agent type is a Markdown file, `.claude/agents/<file>.md` in the project or in
+  the home folder: YAML front matter (name, description, tools, model, memory), and a
+  body that is its system prompt. A project's type wins over the user's of the same
+  name. A bad file is one clear line; the others load.
+- memory: user, project or local. The type gets a folder of its own (MEMORY_FOLDERS)
+  and the first MEMORY_LINES lines of its MEMORY.md in its prompt.
+- A fork starts from its parent's last request: the same model, system and tools,
+  every message the parent sent, as sent; then the parent's reply with the fork's own
+  call alone, answered by a placeholder, and the fork's directive. The parent's
+  prompt-cache entry covers all but those two messages. A fork cannot fork again.
+
+Reading map:
+  s06 · subagents: an agent type from its file       AgentType, load_agent_types()
+  s06 · subagents: memory in three scopes            memory_folder(), memory_prompt()
+  s06 · subagents: a fork's first request            fork_request(), is_fork()
+"""
+
+import copy
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# === s06 · subagents: an agent type from its file ===
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a name is also a folder's name
+RESERVED = ("fork", "general-purpose")  # the kinds code.py starts by itself
+MEMORY_SCOPES = ("user", "project", "local")
+FIELDS = ("name", "description", "tools", "model", "memory")
+
+
+@dataclass(frozen=True)
+class AgentType:
+    name: str
+    description: str
+    prompt: str                     # the file's body: the type's system prompt
+    tools: tuple | None = None      # tool names as written (Read, Grep...); None: all
+    model: str | None = None        # as written (an alias or an id); None: inherit
+    memory: str | None = None       # one of MEMORY_SCOPES; None: no memory
+    path: Path | None = None        # the file it came from
+
+
+def load_agent_types(folders: list, parse) -> tuple[dict, list]:
+    """Every agent type in `folders` (earlier folders win a name), and one line per
+    file that could not be loaded. parse(text) -> (front matter dict, body) raises
+    with the reason when the file is not front matter and a body (code.py passes
+    skills.py's parse_skill_md: the same format)."""
+    types, problems = {}, []
+    for folder in folders:
+        for path in sorted(Path(folder).glob("*.md")):
+            try:
+                meta, body = parse(path.read_text(encoding="utf-8"))
+                agent_type = agent_type_of(meta, body, path)
+            except Exception as e:  # whatever is wrong skips this file, not the rest
+                problems.append(f"{path}: {e}; skipped")
+                continue
+            if agent_type.name in types:
+                problems.append(f"{path}: {agent_type.name!r} is already defined in "
+                                f"{types[agent_type.name].path}; skipped")
+            else:
+                types[agent_type.name] = agent_type
+    return types, problems
+
+
+def agent_type_of(meta: dict, body: str, path: Path) -> AgentType:
+    """An AgentType from a file's front matter and body; ValueError says what is
+    wrong with it."""
+    name, description = meta.get("name"), meta.get("description")
+    if not isinstance(name, str) or not NAME.fullmatch(name):
+        raise ValueError("`name` must be letters, digits, - and _ (at most 64)")
+    if name in RESERVED:
+        raise ValueError(f"{name!r} is a kind of agent the course starts itself")
+    if not isinstance(description, str) or not description.strip():
+        raise ValueError("no `description`: the model chooses a type by it")
+    memory = meta.get("memory")
+    if memory is not None and memory not in MEMORY_SCOPES:
+        raise ValueError(f"`memory` must be one of {', '.join(MEMORY_SCOPES)}")
+    model = meta.get("model")
+    if model is not None and not isinstance(model, str):
+        raise ValueError("`model` must be a model's name")
+    if unknown := sorted(set(meta) - set(FIELDS)):
+        raise ValueError(f"unknown field {', '.join(unknown)} (the course reads "
+                         f"{', '.join(FIELDS)})")
+    return AgentType(name, description.strip(), body.strip(),
+                     tool_list(meta.get("tools")), model, memory, path)
+
+
+def tool_list(tools) -> tuple | None:
+    """`tools` as Claude Code writes it: "Read, Grep" or a YAML list; None: all."""
+    if tools is None:
+        return None
+    if isinstance(tools, str):
+        tools = [t.strip() for t in tools.split(",") if t.strip()]
+    if not isinstance(tools, list) or not all(isinstance(t, str) for t in tools):
+        raise ValueError("`tools` must be tool names: a list, or one line with commas")
+    return tuple(dict.fromkeys(tools))
+
+
+# === s06 · subagents: memory in three scopes ===
+MEMORY_FOLDERS = {  # scope -> (the root it lives under, the path below it)
+    "user": ("home", ".claude/agent-memory/{name}"),
+    "project": ("workspace", ".claude/agent-memory/{name}"),
+    "local": ("workspace", ".claude/agent-memory-local/{name}"),
+}
+MEMORY_LINES = 200  # of MEMORY.md, put in the type's prompt (as Claude Code does)
+MEMORY_TOOLS = ("Read", "Write", "Edit")  # a type with memory gets them, to keep it
+
+
+def memory_folder(agent_type: AgentType, workspace: Path, home: Path) -> Path | None:
+    """Where the type keeps its memory (None: it has none)."""
+    if agent_type.memory is None:
+        return None
+    root, below = MEMORY_FOLDERS[agent_type.memory]
+    base = workspace if root == "workspace" else home
+    return Path(base) / below.format(name=agent_type.name)
+
+
+def memory_prompt(folder: Path) -> str:
+    """What the type's system prompt says of its memory: where it is, and the first
+    MEMORY_LINES lines of MEMORY.md (and how many more there were)."""
+    index = folder / "MEMORY.md"
+    try:
+        lines = index.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:  # none yet: the agent writes the first
+        lines = []
+    text = (f"\n\n# Your memory\nYour memory folder is {folder}. Keep what you learn "
+            "that will help next time in files there, one topic a file, and an "
+            "index of them, one line each, in MEMORY.md.\n\n## MEMORY.md\n")
+    text += "\n".join(lines[:MEMORY_LINES]) or "(empty)"
+    if len(lines) > MEMORY_LINES:
+        cut = len(lines) - MEMORY_LINES
+        text += (f"\n\n(MEMORY.md has {len(lines)} lines; the {cut} after line "
+                 f"{MEMORY_LINES} were left out: keep the index short.)")
+    return text
+
+
+# === s06 · subagents: a fork's first request ===
+FORK_TAG = "<fork-directive>"  # opens the fork's directive: a fork knows it is one
+FORK_DIRECTIVE = (
+    FORK_TAG + "\nYou are a fork of the agent whose conversation is above: you share "
+    "its context, and you do one thing, then stop. Do not start agents; do the work "
+    "with your tools. Stay in scope: other forks may be doing the work beside "
+    "yours. Your final message is your report to that agent: short, plain, with the "
+    "paths of any files you changed.\n</fork-directive>\n\nYour directive: {prompt}")
+FORK_PLACEHOLDER = "Fork started: you are that fork."
+
+
+class ForkError(Exception):
+    """A fork that cannot start; the message says why."""
+
+
+def is_fork(messages: list) -> bool:
+    """Whether this conversation is a fork's: a user message holds a directive."""
+    return any(isinstance(block, dict) and block.get("type") == "text"
+               and block.get("text", "").startswith(FORK_TAG)
+               for message in messages if message["role"] == "user"
+               and isinstance(message["content"], list)
+               for block in message["content"])
+
+
+def fork_request(parent: dict, call: dict, prompt: str) -> dict:
+    """The fork's first request, from `parent` (the keyword arguments of the
+    parent's last model call: model, system, tools, messages, ...) and `call` (the
+    tool_use block of the agent call that starts the fork: the SDK's, or a dict)."""
+    if is_fork(parent["messages"]):
+        raise ForkError("a fork cannot start another fork: do the work yourself, "
+                        "or start a general-purpose agent.")
+    # subtle: a copy. The parent's loop goes on changing its own list (and the
+    # last user message, where notifications are added); the fork's must not move.
+    messages = copy.deepcopy(parent["messages"])
+    messages.append({"role": "assistant", "content": [call]})
+    messages.append({"role": "user", "content": [
+        {"type": "tool_result",
+         "tool_use_id": call["id"] if isinstance(call, dict) else call.id,
+         "content": FORK_PLACEHOLDER},
+        {"type": "text", "text": FORK_DIRECTIVE.format(prompt=prompt)}]})
+    return {**parent, "messages": messages}
