@@ -421,6 +421,10 @@ CACHE_MINIMUM = {"claude-opus-4-5": 4096, "claude-opus-4-6": 4096,
                  "claude-haiku-4-5": 4096, "claude-sonnet-4-6": 2048,
                  "claude-3-5-haiku": 2048, "claude-3-haiku": 2048}
 CACHE_MINIMUM_DEFAULT = 1024
+# Request settings that change how the messages are processed: a change to one of
+# them leaves the tools' and the system's entries valid and the messages' invalid
+# (the prompt caching docs, "What invalidates the cache").
+MESSAGE_SETTINGS = ("tool_choice", "thinking")
 CACHE_TTL = 300.0           # seconds an entry lives after its last use (5 minutes)
 CACHE_LOOKBACK = 20         # blocks before a breakpoint where an earlier entry is found
 
@@ -450,9 +454,9 @@ def _prefix_blocks(body: dict) -> list[tuple[str, dict]]:
 def cache_usage(body: dict, cache: dict, now: float) -> dict:
     """`usage` for a request, reading and writing `cache` ({prefix hash: expiry}).
 
-    Each block boundary has a hash of everything up to it. A `cache_control` mark
-    makes its boundary a breakpoint; one at the top of the request (automatic
-    caching) marks the last block. Reading: the longest boundary with a live entry,
+    Each block boundary has a hash of everything up to it (a message's, of
+    MESSAGE_SETTINGS too). A `cache_control` mark makes its boundary a breakpoint;
+    one at the top of the request (automatic caching) marks the last block. Reading: the longest boundary with a live entry,
     looked for at each breakpoint and up to CACHE_LOOKBACK blocks before it. Writing:
     each breakpoint past what was read whose prefix is at least the model's minimum.
     input_tokens is what is left after the last breakpoint written or read.
@@ -460,10 +464,13 @@ def cache_usage(body: dict, cache: dict, now: float) -> dict:
     model = str(body.get("model", ""))
     digest, size, ends = hashlib.sha256(model.encode()), 0, []  # ends: (tokens, hash)
     extra = TOOL_USE_PROMPT_TOKENS if body.get("tools") else 0
-    marks = []
+    marks, settings = [], json.dumps([body.get(k) for k in MESSAGE_SETTINGS],
+                                     sort_keys=True, default=str)
     for n, (where, block) in enumerate(_prefix_blocks(body)):
         plain = {k: v for k, v in block.items() if k != "cache_control"}
         chunk = json.dumps([where, plain], sort_keys=True, default=str)
+        if where not in ("tools", "system"):  # a message: what shapes messages too
+            digest.update(settings.encode())
         digest.update(chunk.encode())
         size += len(chunk)
         ends.append((extra + tokens(size), digest.hexdigest()))
