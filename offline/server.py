@@ -14,7 +14,8 @@ A turn is a dict made by `reply()` or `error()` (or one of the helpers below), o
 callable that takes the request body and returns one (a turn computed from what the
 agent sent). Requests that arrive in no fixed order, such as parallel subagents, can
 take their turns from `routed()`, which picks the next turn by the request's first
-message.
+message (or, with key=by_agent, a fork's by its directive: a fork's first message is
+its parent's).
 
 What the real API does, the server does:
 - It checks every request as the Messages API does (`check_request`) and answers an
@@ -133,6 +134,21 @@ def first_message(request: dict) -> str:
     if isinstance(content, list):
         content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
     return content
+
+
+FORK_DIRECTIVE = re.compile(r"^<fork-directive>.*Your directive: (.*)\Z", re.S)
+
+
+def by_agent(request: dict) -> str:
+    """The prompt a request's agent started from, forks told apart: a fork repeats
+    its parent's messages, then adds its directive (s06's subagents.py writes it as
+    "<fork-directive>... Your directive: <prompt>"); its key is that prompt. Any
+    other request's key is its first message, as first_message()."""
+    directives = [found[1] for message in request["messages"]
+                  if message["role"] == "user" and isinstance(message["content"], list)
+                  for block in message["content"] if isinstance(block, dict)
+                  and (found := FORK_DIRECTIVE.match(block.get("text") or ""))]
+    return directives[-1] if directives else first_message(request)
 
 
 def routed(scripts: dict, key: Callable[[dict], str] = first_message) -> list:
