@@ -1,11 +1,11 @@
 """subagents: agent types from .claude/agents, their memory, and a fork's first
 request (s06).
 
-code.py decides the policy: which kind of child an `agent` call starts (no
-subagent_type: a general-purpose agent; "fork": a copy of the caller; any other
-name: that agent type), which tools and model the child gets, that a child's memory
-folder is writable for it, whether it runs in the background. This file holds the
-parts that need no loop, and a first reading can skip it:
+code.py decides the policy: which kind of child an `agent` call starts (a fresh
+general-purpose agent, a fork of the caller, or an agent type, by subagent_type),
+which tools and model the child gets, that a child's memory folder is writable for
+it, whether it runs in the background. This file holds the parts that need no loop,
+and a first reading can skip it:
 - An agent type is a Markdown file, `.claude/agents/<file>.md` in the project or in
   the home folder: YAML front matter (name, description, tools, model, memory), and a
   body that is its system prompt. A project's type wins over the user's of the same
