@@ -103,6 +103,8 @@ class TaskList:
 
     def _task(self, task_id) -> dict:
         """The task with this id (the lock is held); TaskError names the ids."""
+        if not isinstance(task_id, str):
+            raise TaskError(f"task ids are text, like \"1\" (got {task_id!r}).")
         if task_id not in self._tasks:
             if task_id.isdigit() and 0 < int(task_id) <= self._last_id:
                 raise TaskError(f"task #{task_id} was deleted; task_list shows the "

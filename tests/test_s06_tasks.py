@@ -72,6 +72,8 @@ def test_bad_input_is_refused_with_the_reason():
     refused(lambda: tasks.update("9", by="main", status="completed"),
             "no task #9", "#1, #2, #3")
     refused(lambda: tasks.get("abc"), "no task #abc")
+    refused(lambda: tasks.get(1), 'ids are text, like "1"')  # as the schema says
+    refused(lambda: tasks.update("2", by="main", add_blocks=[1]), "ids are text")
     refused(lambda: tasks.update("1", by="main", add_blocks=["9"]), "no task #9")
     refused(lambda: tasks.update("1", by="main", add_blocked_by=["1"]),
             "cannot block itself")
