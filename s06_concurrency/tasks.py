@@ -19,10 +19,10 @@ keeps the list, and a first reading can skip it:
   work, the answer says so (the verification nudge).
 
 Reading map:
-  s06 · tasks: the states and their moves     STATUSES, MOVES
-  s06 · tasks: the list                        TaskList.create(), .get(), .list()
-  s06 · tasks: one update, checked whole       TaskList.update()
-  s06 · tasks: what blocks what                _check_edges(), _reaches()
+  s06 · tasks: the states and their moves     STATUSES, MOVES, TaskError
+  s06 · tasks: the list                        TaskList: create(), get(), list();
+                                               update(), checked whole; the edges
+                                               of what blocks what, no cycle
   s06 · tasks: the verification nudge          verification_nudge()
 """
 
@@ -118,7 +118,7 @@ class TaskList:
         """The ids among `ids` whose task is not completed yet."""
         return [i for i in ids if self._tasks[i]["status"] != "completed"]
 
-    # === s06 · tasks: one update, checked whole ===
+    # --- one update, checked whole ---
     def update(self, task_id: str, *, by: str, status: str | None = None,
                subject: str | None = None, description: str | None = None,
                active_form: str | None = None, owner: str | None = None,
@@ -185,7 +185,7 @@ class TaskList:
                 if task_id in other[key]:
                     other[key].remove(task_id)
 
-    # === s06 · tasks: what blocks what ===
+    # --- what blocks what ---
     def _check_edges(self, task_id: str, add_blocks, add_blocked_by) -> None:
         """Every new edge names a task, and none closes a cycle (checked one by one,
         with the edges before it in place, on a copy)."""
