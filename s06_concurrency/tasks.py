@@ -130,10 +130,10 @@ class TaskList:
             if status is not None:
                 self._check_move(task_id, task, status, owner or by)
             self._check_edges(task_id, add_blocks, add_blocked_by)
+            linked = self._link(task_id, add_blocks, add_blocked_by)  # before a delete
             changed = self._apply(task_id, task, status, owner, by, {
                 "subject": subject, "description": description,
-                "activeForm": active_form})
-            changed += self._link(task_id, add_blocks, add_blocked_by)
+                "activeForm": active_form}) + linked
             nudge = verification_nudge(self._tasks) if status == "completed" else ""
         if not changed:
             return f"Task #{task_id} unchanged: it already reads so."

@@ -123,6 +123,8 @@ def test_both_ends_of_an_edge_and_blockers_that_are_done():
     assert "owner" in tasks.update("2", by="main", status="in_progress")
     tasks.update("1", by="main", status="deleted")
     assert tasks.snapshot()["2"]["blockedBy"] == []  # gone from both ends
+    tasks.update("3", by="main", status="deleted", add_blocks=["2"])  # in one call
+    assert list(tasks.snapshot()) == ["2"] and tasks.snapshot()["2"]["blockedBy"] == []
 
 
 def test_whoever_starts_a_task_owns_it_and_no_one_else_may_claim_it():
