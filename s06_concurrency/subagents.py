@@ -11,7 +11,8 @@ and a first reading can skip it:
   body that is its system prompt. A project's type wins over the user's of the same
   name. A bad file is one clear line; the others load.
 - memory: user, project or local. The type gets a folder of its own (MEMORY_FOLDERS)
-  and the first MEMORY_LINES lines of its MEMORY.md in its prompt.
+  and the first MEMORY_LINES lines of its MEMORY.md (at most MEMORY_CHARS) in its
+  prompt.
 - A fork starts from its parent's last request: the same model, system and tools,
   every message the parent sent, as sent; then the parent's reply with the fork's own
   call alone, answered by a placeholder, and the fork's directive. The parent's
@@ -109,6 +110,7 @@ MEMORY_FOLDERS = {  # scope -> (the root it lives under, the path below it)
     "local": ("workspace", ".claude/agent-memory-local/{name}"),
 }
 MEMORY_LINES = 200  # of MEMORY.md, put in the type's prompt (as Claude Code does)
+MEMORY_CHARS = 25_000  # and at most this much of it
 MEMORY_TOOLS = ("Read", "Write", "Edit")  # a type with memory gets them, to keep it
 
 
@@ -123,17 +125,21 @@ def memory_folder(agent_type: AgentType, workspace: Path, home: Path) -> Path | 
 
 def memory_prompt(folder: Path) -> str:
     """What the type's system prompt says of its memory: where it is, and the first
-    MEMORY_LINES lines of MEMORY.md (and how many more there were)."""
-    index = folder / "MEMORY.md"
-    try:
-        lines = index.read_text(encoding="utf-8", errors="replace").splitlines()
+    MEMORY_LINES lines of MEMORY.md (and how much was left out)."""
+    try:  # at most MEMORY_CHARS: a file the agent let grow is still read at once
+        with (folder / "MEMORY.md").open(encoding="utf-8", errors="replace") as f:
+            head = f.read(MEMORY_CHARS + 1)
     except OSError:  # none yet: the agent writes the first
-        lines = []
+        head = ""
+    lines = head[:MEMORY_CHARS].splitlines()
     text = (f"\n\n# Your memory\nYour memory folder is {folder}. Keep what you learn "
             "that will help next time in files there, one topic a file, and an "
             "index of them, one line each, in MEMORY.md.\n\n## MEMORY.md\n")
     text += "\n".join(lines[:MEMORY_LINES]) or "(empty)"
-    if len(lines) > MEMORY_LINES:
+    if len(head) > MEMORY_CHARS:
+        text += (f"\n\n(MEMORY.md is longer than {MEMORY_CHARS:,} characters; what "
+                 "follows was left out: keep the index short.)")
+    elif len(lines) > MEMORY_LINES:
         cut = len(lines) - MEMORY_LINES
         text += (f"\n\n(MEMORY.md has {len(lines)} lines; the {cut} after line "
                  f"{MEMORY_LINES} were left out: keep the index short.)")

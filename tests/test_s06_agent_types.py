@@ -12,8 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from s06_concurrency.skills import parse_skill_md
-from s06_concurrency.subagents import (MEMORY_LINES, AgentType, load_agent_types,
-                                       memory_folder, memory_prompt)
+from s06_concurrency.subagents import (MEMORY_CHARS, MEMORY_LINES, AgentType,
+                                       load_agent_types, memory_folder,
+                                       memory_prompt)
 
 REVIEWER = """---
 name: reviewer
@@ -114,3 +115,6 @@ def test_the_prompt_holds_the_first_lines_of_memory_md(workspace):
     assert "has 259 lines" in text and "the 59 after line 200" in text
     (folder / "MEMORY.md").write_text("- one\n- two\n")
     assert memory_prompt(folder).endswith("## MEMORY.md\n- one\n- two")
+    (folder / "MEMORY.md").write_text("x" * 10_000_000)  # one line that never ends
+    text = memory_prompt(folder)
+    assert len(text) < MEMORY_CHARS + 1000 and "longer than 25,000 characters" in text
