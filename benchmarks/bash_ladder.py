@@ -270,7 +270,7 @@ def main() -> int:
     args = p.parse_args()
     if not shutil.which("git") or not shutil.which("bash"):
         sys.exit("bash_ladder needs bash and git on PATH")
-    mod = importlib.import_module(f"{args.chapter}.code")
+    mod = importlib.import_module("offline.chapters").load_chapter(args.chapter)
     corpus = json.loads(CORPUS.read_text())
     attacks = [a for a in corpus["attacks"] if args.only in a["class"]]
     missing = mod.sandbox_missing(mod.sandbox_settings([]))  # None: it can start

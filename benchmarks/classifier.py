@@ -99,7 +99,7 @@ def main() -> int:
     p.add_argument("--tldr", type=Path, help="the `pages` folder of a tldr checkout")
     p.add_argument("--show", action="store_true", help="list every read-only command")
     args = p.parse_args()
-    mod = importlib.import_module(f"{args.chapter}.code")
+    mod = importlib.import_module("offline.chapters").load_chapter(args.chapter)
     with tempfile.TemporaryDirectory() as workspace:
         os.chdir(workspace)  # the classifier checks paths against the workspace
         Path("a.txt").write_text("hello\n")

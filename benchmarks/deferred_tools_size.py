@@ -86,7 +86,7 @@ def main(argv=None) -> int:
                    help="leave out the MCP server (s05 on: it is connected by default)")
     args = p.parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    mod = importlib.import_module(f"{args.chapter}.code")
+    mod = importlib.import_module("offline.chapters").load_chapter(args.chapter)
     mod.reset_session()
     mcp = hasattr(mod, "connect_mcp_servers") and not args.no_mcp
     with stockroom_connected(mod) if mcp else contextlib.nullcontext():

@@ -78,7 +78,7 @@ GLOBS = ["**/*.py", "*.py", "**/test_*.py", "**/*", "email/**", "**/*.nothing"]
 def load_chapter(chapter: str):
     sys.path.insert(0, str(REPO_ROOT))
     try:
-        module = importlib.import_module(f"{chapter}.code")
+        module = importlib.import_module("offline.chapters").load_chapter(chapter)
     except ModuleNotFoundError as e:
         sys.exit(f"cannot import {chapter}/code.py: {e}")
     if not all(hasattr(module, name) for name in ("grep_search", "list_files", "RG")):

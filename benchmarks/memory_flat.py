@@ -65,7 +65,7 @@ def child(args) -> None:
     """One measurement: import the chapter, make one call, print a JSON line."""
     os.chdir(args.workdir)  # the tools work inside the current working directory
     sys.path.insert(0, str(REPO_ROOT))
-    module = importlib.import_module(f"{args.chapter}.code")
+    module = importlib.import_module("offline.chapters").load_chapter(args.chapter)
     result, ok, start = "", True, time.perf_counter()
     if args.child == "read_end":
         lines = args.size_mb * (1 << 20) // LINE_BYTES

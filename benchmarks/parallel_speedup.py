@@ -76,7 +76,7 @@ def main() -> None:
     args = ap.parse_args()
     os.chdir(tempfile.mkdtemp(prefix="bench-parallel-"))
     serial_name = serial_chapter()
-    serial, s06 = (importlib.import_module(f"{c}.code") for c in (serial_name, "s06_concurrency"))
+    serial, s06 = (importlib.import_module("offline.chapters").load_chapter(c) for c in (serial_name, "s06_concurrency"))
     waves = -(-args.n // s06.MAX_PARALLEL)  # batches of at most MAX_PARALLEL at once
     print(f"N = {args.n} calls of {args.s:.2f} s each; ideal speedup {args.n / waves:.1f}x")
     print(f"{'case':<12}{'serial':>24}{'s06 parallel':>16}{'speedup':>10}")

@@ -73,7 +73,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--chapter", default="s03_permissions")
     args = parser.parse_args()
-    mod = importlib.import_module(f"{args.chapter}.code")
+    mod = importlib.import_module("offline.chapters").load_chapter(args.chapter)
     with tempfile.TemporaryDirectory(prefix="protection-bench-") as folder:
         os.chdir(folder)
         make_workspace(Path(folder), args.files)

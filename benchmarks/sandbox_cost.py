@@ -50,7 +50,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--chapter", default="s03_permissions")
     args = parser.parse_args()
-    mod = importlib.import_module(f"{args.chapter}.code")
+    mod = importlib.import_module("offline.chapters").load_chapter(args.chapter)
     if missing := mod.sandbox_missing(mod.sandbox_settings([])):
         print(f"no sandbox on this machine: {missing}")
         return 1

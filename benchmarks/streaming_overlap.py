@@ -164,7 +164,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=1, help="runs per scenario (median shown)")
     args = ap.parse_args()
     os.chdir(tempfile.mkdtemp(prefix="bench-stream-"))
-    mod = importlib.import_module("s06_concurrency.code")
+    mod = importlib.import_module("offline.chapters").load_chapter("s06_concurrency")
     chosen = ({"custom": (args.k, args.s, 3)} if args.k else
               SCENARIOS if args.scenario == "both" else
               {args.scenario: SCENARIOS[args.scenario]})

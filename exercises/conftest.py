@@ -23,10 +23,9 @@ edited checker says nothing about your code.
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import itertools
 import json
+import operator
 import os
 import socket
 import sys
@@ -41,7 +40,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from exercises import seal  # noqa: E402
-from exercises.make import is_copy, make  # noqa: E402
+from exercises.make import chapter_of, is_copy, make  # noqa: E402
+from offline.chapters import load_file  # noqa: E402
 from offline.server import ScriptedServer  # noqa: E402
 
 # The starters and solutions are made from code.py and their patches: make the
@@ -90,7 +90,7 @@ def pytest_collection_modifyitems(config, items):
             dropped += [item] if path in _BROKEN else []
             continue
         seen.add(path)
-        problem = import_problem(path) if path.is_file() else None
+        problem = import_problem(path, Path(str(item.path))) if path.is_file() else None
         if problem is not None:
             _BROKEN[path] = python_says(problem, path)
     if dropped:
@@ -98,18 +98,24 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if item not in dropped]
 
 
-def import_problem(path: Path) -> BaseException | None:
+def import_problem(path: Path, checker: Path) -> BaseException | None:
     """Why `path` does not import, or None. A standalone file (a hook script, run as a
     program by its checker) is only compiled."""
     try:
         compile(path.read_bytes(), str(path), "exec")
         if is_copy(path):
-            spec = importlib.util.spec_from_file_location(
-                f"exercise_{path.stem}_{next(_loaded)}", path)
-            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+            load(path, checker)
     except Exception as e:
         return e
     return None
+
+
+def load(path: Path, checker: Path):
+    """Your file, imported afresh, as `python exK.py` runs it: what it imports from its
+    chapter's folder (command_line.py, sandbox.py ...) comes in fresh copies of its own,
+    so that nothing one check changed there reaches the next."""
+    name = f"exercise_{path.stem}_{next(_loaded)}"
+    return load_file(path, name, chapter_of(checker).parent)
 
 
 @pytest.fixture(autouse=True)
@@ -142,16 +148,13 @@ def python_says(error: BaseException, path: Path) -> str:
 
 
 @pytest.fixture
-def mod(exercise_path):
+def mod(exercise_path, request):
     """Your file, imported afresh for each check (importing it has no side effects)."""
     if not exercise_path.is_file():
         pytest.fail(f"there is no file {exercise_path} to check.", pytrace=False)
-    spec = importlib.util.spec_from_file_location(
-        f"exercise_{exercise_path.stem}_{next(_loaded)}", exercise_path)
-    module = importlib.util.module_from_spec(spec)
     problem = None
     try:
-        spec.loader.exec_module(module)
+        module = load(exercise_path, Path(request.path))
     except Exception as e:
         problem = e
     if problem is not None:  # subtle: out of the except block, or pytest chains them
@@ -222,11 +225,36 @@ def tool_use_block(name: str, /, id: str = "toolu_check", **tool_input):
     return anthropic.types.ToolUseBlock(type="tool_use", id=id, name=name, input=tool_input)
 
 
+AGENTS: dict = {}  # your module -> this check's Agent in it (the_agent)
+
+
+def the_agent(mod, client=None):
+    """This check's agent in your file, built on first use: the calls of one check
+    share it (a read, then an edit), as one run's calls do."""
+    agent = AGENTS.get(id(mod))
+    if agent is None:
+        agent = AGENTS[id(mod)] = mod.Agent(client)
+    if client is not None:
+        agent.client = client
+    return agent
+
+
+@pytest.fixture(autouse=True)
+def agents_end_with_their_check():
+    """A check's agents go with it: what they started is stopped (s06)."""
+    yield
+    for agent in AGENTS.values():
+        if hasattr(agent, "close"):
+            agent.close()
+    AGENTS.clear()
+
+
 def call_tool(mod, name: str, /, **tool_input) -> tuple[str, bool]:
     """One call through your execute_tool: (output, is_error). A stub that raised
     NotImplementedError inside a handler comes back as an error result; we raise it
     again so that the check says "not done yet" instead of something vaguer."""
-    output, is_error = mod.execute_tool(tool_use_block(name, **tool_input))
+    output, is_error = mod.execute_tool(tool_use_block(name, **tool_input),
+                                        the_agent(mod))
     if is_error and "NotImplementedError" in output:
         raise NotImplementedError(output.split("NotImplementedError:", 1)[1].strip())
     # The two slips everyone makes when adding a tool or a field, said plainly:
@@ -240,9 +268,23 @@ def call_tool(mod, name: str, /, **tool_input) -> tuple[str, bool]:
 
 
 def run_agent(mod, client, prompt: str, **kwargs) -> tuple[list, str]:
-    """Your agent_loop on one prompt: (messages, final text)."""
-    messages = [{"role": "user", "content": prompt}]
-    return messages, mod.agent_loop(messages, client, **kwargs)
+    """Your agent_loop on one prompt, with this check's agent: (messages, final
+    text). A keyword agent_loop takes goes to it (token_budget=...); any other sets
+    a field of the agent (max_turns=...)."""
+    import inspect
+    agent, messages = the_agent(mod, client), [{"role": "user", "content": prompt}]
+    takes = inspect.signature(mod.agent_loop).parameters
+    for name, value in kwargs.items():
+        if name not in takes:
+            setattr(agent, name, value)
+    loop_kwargs = {k: v for k, v in kwargs.items() if k in takes}
+    return messages, mod.agent_loop(messages, agent, **loop_kwargs)
+
+
+def decide(mod, tool: str, tool_input: dict, mode: str, rules: dict) -> tuple:
+    """Your gate's decision (decide_permission) on one call of this check's agent."""
+    call = mod.Call(tool, tool_input, "toolu_check", the_agent(mod))
+    return tuple(mod.decide_permission(call, mode, rules))
 
 
 def blocks(message: dict) -> list[dict]:
@@ -283,12 +325,28 @@ def transcript_problem(messages: list) -> str | None:
 
 # --- failures in plain words ------------------------------------------------------------
 
-MARK = "<<expected-and-got>>"  # heads the lines below in pytest's explanation
+class Described(str):
+    """A row's value that is already words ("a value > 3"), shown without quotes."""
+
+
+COMPARED: list[tuple[str, object]] = []  # the running check's failed comparisons: rows
+HOLDS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+         ">": operator.gt, ">=": operator.ge, "is": operator.is_, "is not": operator.is_not,
+         "in": lambda a, b: a in b, "not in": lambda a, b: a not in b}
 
 
 def pytest_assertrepr_compare(config, op, left, right):
-    """A failed comparison in a checker, as what was expected and what was got. The
-    checkers write `assert got == expected`, and `assert part in whole`."""
+    """Note a failed comparison in a checker as what was expected and what was got
+    (the report shows it under the checker's message); pytest's own explanation stays.
+    The checkers write `assert got == expected`, and `assert part in whole`.
+    subtle: pytest asks about every comparison of a failed `assert a == b and c`,
+    the one that held too: that one is not what went wrong."""
+    try:
+        held = bool(HOLDS[op](left, right))
+    except Exception:  # noqa: BLE001 - a comparison that cannot be redone: keep it
+        held = False
+    if held:
+        return
     rows = {"==": [("Expected", right), ("Got", left)],
             "!=": [("Expected anything but", right)],
             "in": [("Expected to find", left), ("In", right)],
@@ -296,45 +354,29 @@ def pytest_assertrepr_compare(config, op, left, right):
             "is": [("Expected", right), ("Got", left)],
             "is not": [("Expected anything but", right)]}.get(op)
     if rows is None:  # <, <=, >, >=
-        rows = [("Expected", f"a value {op} {right!r}"), ("Got", left)]
-    return [MARK] + [f"{label}: {shown(value)}" for label, value in rows]
+        rows = [("Expected", Described(f"a value {op} {right!r}")), ("Got", left)]
+    COMPARED.extend(rows)
 
 
 def shown(value, limit: int = 300) -> str:
     """A value on one line, cut in the middle if long (strings shown with quotes)."""
-    text = value if isinstance(value, str) and value.startswith("a value ") else repr(value)
+    text = value if isinstance(value, Described) else repr(value)
     return text if len(text) <= limit else f"{text[:limit - 60]} ... {text[-50:]}"
 
 
-def expected_and_got(error: str, message: str) -> str:
-    """The lines pytest_assertrepr_compare wrote into an AssertionError, minus values
-    the checker's message already shows."""
-    lines, rows = error.split("\n"), []
-    for i, line in enumerate(lines):
-        if MARK not in line:
-            continue
-        block = []
-        for row in lines[i + 1:]:
-            if not row.startswith("  ") or row.startswith("  +"):
-                break
-            block.append(row.strip())
-        if block and "(" in line.split(MARK)[0]:  # pytest wrapped `a and b` in (...)
-            block[-1] = block[-1].removesuffix(")")
-        for row in block:
-            label, _, value = row.partition(": ")
-            if not already_shown(value, message):
-                rows.append(f"{label + ':':<9} {value}")  # the values line up
-    return "\n".join(dict.fromkeys(rows))
+def expected_and_got(rows: list[tuple[str, object]], message: str) -> str:
+    """The rows of the failed comparisons, lined up, minus the values the checker's
+    message already shows."""
+    lines = [f"{label + ':':<9} {shown(value)}" for label, value in rows
+             if not already_shown(value, message)]  # the values line up
+    return "\n".join(dict.fromkeys(lines))
 
 
-def already_shown(value: str, message: str) -> bool:
+def already_shown(value, message: str) -> bool:
     """Does the checker's message already show this value (as repr, or as text)?"""
-    try:
-        text = str(ast.literal_eval(value))
-    except (ValueError, SyntaxError):  # cut in the middle, or not a literal
-        text = value
-    words = " ".join(text.split())[:60]
-    return bool(words) and (words in " ".join(message.split()) or value[:60] in message)
+    words = " ".join(str(value).split())[:60]
+    return bool(words) and (words in " ".join(message.split())
+                            or repr(value)[:60] in message)
 
 
 def raised_in_your_file(excinfo, path: Path) -> str:
@@ -353,6 +395,7 @@ def pytest_runtest_makereport(item, call):
     then what it expected and what it got."""
     outcome = yield
     report = outcome.get_result()
+    rows, COMPARED[:] = COMPARED[:], []  # what this phase compared, and no more
     if call.when != "call" or call.excinfo is None or item.config.option.tbstyle == "long":
         return
     what = (item.function.__doc__ or item.name).strip()
@@ -370,7 +413,7 @@ def pytest_runtest_makereport(item, call):
         # checker's message is written for you, so show that, and what was compared.
         error = str(call.excinfo.value)
         message = "" if error.startswith("assert ") else error.split("\nassert ", 1)[0].strip()
-        compared = expected_and_got(error, message)
+        compared = expected_and_got(rows, message)
         wrong = "\n\n".join(part for part in (message, compared) if part)
         report.longrepr = f"Checks: {what}\n\nWhat is wrong: {wrong or error}"
     elif any(Path(str(e.path)) == path for e in call.excinfo.traceback):

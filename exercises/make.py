@@ -2,9 +2,10 @@
 """Make the exercise files from their chapter's code.py and a small patch.
 
 A starter (`exercises/sNN/exK.py`, the file a learner edits) and a reference solution
-(`exercises/solutions/sNN/exK.py`) are the chapter's whole code.py (from s03 on, with
-bash_safety.py and sandbox.py written in where code.py imports them) plus a few
-marked regions:
+(`exercises/solutions/sNN/exK.py`) are the chapter's whole code.py plus a few marked
+regions. What code.py imports from beside it (command_line.py; from s03 on the
+classifier, the sandbox ...) the file imports from the chapter's folder, so it runs
+where make.py wrote it; a module an exercise changes is written in (WRITTEN_IN):
 
     # >>> EXERCISE ex2-check                        a region that adds lines
     ...
@@ -130,31 +131,78 @@ def chapter_of(path: Path) -> Path:
     return found[0]
 
 
-# From s03 on, code.py imports the bash classifier (bash_safety.py), the sandbox's
-# mechanics (sandbox.py) and the rules' syntax (rules.py) from beside it. An exercise
-# file is one file: the modules are written in where code.py imports them, so a
-# learner can change them too, and the file runs from anywhere.
-IMPORTS_MODULE = re.compile(r"^if __package__:.*\n(?:[ \t].*\n)+else:.*\n(?:[ \t].*\n)+",
-                            re.MULTILINE)
-
-
-MODULES = ("bash_safety.py", "sandbox.py", "rules.py",  # what code.py imports from beside it
+# Every chapter's code.py imports its modules from beside it: command_line.py, and from
+# s03 on the classifier, the sandbox, the rules ... An exercise file holds the chapter's
+# code.py and imports the rest from the chapter's folder, which one line puts on
+# sys.path (CHAPTER_PATH, written for where the file is: COPY_PATH). An exercise whose
+# work is in a module has that module written in where code.py imports it (WRITTEN_IN),
+# with every module that imports it, so that the file stays one program.
+MODULES = ("command_line.py",  # what code.py imports from beside it, each before
+           "bash_safety.py", "sandbox.py", "rules.py",  # those that import it (s03 on)
            "trust.py",  # (s04 on)
            "mcp_client.py", "skills.py",  # (s05 on)
            "background.py")  # (s06)
+WRITTEN_IN = {"s03/ex1": ("bash_safety.py",),  # a row of the read-only tables
+              "s03/ex3": ("bash_safety.py",)}  # tar_effects, beside git_effects
+CHAPTER_PATH = "sys.path.insert(0, str(Path(__file__).resolve().parent))"
+COPY_PATH = 'sys.path.insert(0, str(Path(__file__).resolve().parents[{}] / "{}"))'
+MODULES_NOTE = "# The chapter's modules (command_line.py ...): imported from its folder"
 
 
-def chapter_text(code: Path) -> str:
-    """The text an exercise file is made from: code.py, its modules written in."""
+def sibling_imports(text: str, folder: Path) -> list[tuple[int, int, str]]:
+    """The top-level `from MODULE import ...` of a module beside it in `folder`:
+    (first line, end line, MODULE's file name), lines counted from 0."""
+    import ast
+    return [(node.lineno - 1, node.end_lineno, f"{node.module}.py")
+            for node in ast.parse(text).body
+            if isinstance(node, ast.ImportFrom) and node.level == 0
+            and (folder / f"{node.module}.py").is_file()]
+
+
+def written_in(code: Path, modules=()) -> list[str]:
+    """The modules to write into the file: `modules`, and every module beside code.py
+    that imports one of them, in MODULES order."""
+    chosen, grew = set(modules), True
+    while grew:
+        before = len(chosen)
+        for m in MODULES:
+            text = code.with_name(m).read_text(encoding="utf-8") \
+                if code.with_name(m).is_file() else ""
+            if any(imported in chosen for *_, imported in
+                   sibling_imports(text, code.parent)):
+                chosen.add(m)
+        grew = len(chosen) > before
+    return [m for m in MODULES if m in chosen]
+
+
+def without_imports_of(text: str, folder: Path, modules) -> tuple[list[str], list[str]]:
+    """`text`'s lines without its imports of `modules`, and its other sibling imports
+    (taken out too, to stand together)."""
+    lines, drop, kept = text.split("\n"), set(), []
+    for start, end, module in sibling_imports(text, folder):
+        drop.update(range(start, end))
+        kept += [] if module in modules else lines[start:end]
+    return [ln for i, ln in enumerate(lines) if i not in drop], kept
+
+
+def chapter_text(code: Path, modules=()) -> str:
+    """The text an exercise file is made from: code.py, its imports of the chapter's
+    modules after the line that finds them, the modules `modules` written in."""
     text = code.read_text(encoding="utf-8")
-    imports = IMPORTS_MODULE.search(text)
-    if imports is None:
+    found = sibling_imports(text, code.parent)
+    if not found:
         return text
-    # a module's own imports of its siblings go too: in one file they are all there
-    inlined = "\n\n\n".join(
-        IMPORTS_MODULE.sub("", code.with_name(m).read_text(encoding="utf-8")).rstrip("\n")
-        for m in MODULES if code.with_name(m).is_file())
-    return f"{text[:imports.start()]}{inlined}\n\n\n{text[imports.end():]}"
+    pasted = written_in(code, modules)
+    lines, kept = without_imports_of(text, code.parent, pasted)
+    inlined = []
+    for m in pasted:
+        body, imports = without_imports_of(code.with_name(m).read_text(encoding="utf-8"),
+                                           code.parent, pasted)
+        kept += imports
+        inlined += ["\n".join(body).strip("\n"), "", ""]
+    at = found[0][0]  # where code.py's imports of its modules stood
+    return "\n".join(lines[:at] + [MODULES_NOTE, CHAPTER_PATH] + kept
+                     + (["", ""] + inlined[:-1] if inlined else []) + lines[at:])
 
 
 def patches() -> list[Path]:
@@ -167,21 +215,45 @@ def is_solution(patch: Path) -> bool:
     return patch.parent.parent.name == "solutions"
 
 
-def build(patch: Path) -> str:
-    """The exercise file a patch describes, made from the current code.py."""
-    chapter = chapter_text(chapter_of(patch))
+def exercise_key(path: Path) -> str:
+    """exercises/s03/ex1.patch, exercises/solutions/s03/ex1.py -> "s03/ex1"."""
+    return f"{path.parent.name}/{path.stem}"
+
+
+def build(patch: Path, target: Path | None = None) -> str:
+    """The exercise file a patch describes, made from the current code.py, for the
+    place `target` (default: beside the patch)."""
+    code = chapter_of(patch)
+    chapter = chapter_text(code, WRITTEN_IN.get(exercise_key(patch), ()))
     try:
         text = apply_patch(chapter, patch.read_text(encoding="utf-8"))
     except PatchError as e:
         raise PatchError(f"{patch.relative_to(ROOT)}: {e}") from None
     depth = len(patch.resolve().relative_to(ROOT).parts) - 1  # folders below the root
-    return text.replace(CHAPTER_ENV, COPY_ENV.format(depth))
+    text = text.replace(CHAPTER_ENV, COPY_ENV.format(depth))
+    return text.replace(CHAPTER_PATH, copy_path(code.parent, target
+                                                or patch.with_suffix(".py")))
+
+
+def copy_path(folder: Path, target: Path) -> str:
+    """The line that puts the chapter's folder on sys.path, for a file at `target`:
+    found from the file's own place in the course, else (a copy made elsewhere, as
+    the tests make them) named in full."""
+    try:
+        depth = len(target.resolve().relative_to(ROOT).parts) - 1
+    except ValueError:
+        return f"sys.path.insert(0, {str(folder)!r})"
+    return COPY_PATH.format(depth, folder.name)
 
 
 def unlocated(copy_text: str) -> str:
-    """A copy's text with the chapter's own .env line back (what its patch is made
-    from: the line is the copy's place, not the exercise)."""
-    return re.sub(re.escape(COPY_ENV).replace(r"\{\}", r"\d+"), CHAPTER_ENV, copy_text)
+    """A copy's text with the chapter's own .env line and sys.path line back (what
+    its patch is made from: the lines are the copy's place, not the exercise)."""
+    text = re.sub(re.escape(COPY_ENV).replace(r"\{\}", r"\d+"), CHAPTER_ENV, copy_text)
+    path = re.escape(COPY_PATH).replace(r"\{\}", r"\d+", 1).replace(r"\{\}", r"\w+")
+    text = re.sub(path, CHAPTER_PATH.replace("\\", "\\\\"), text)
+    return re.sub(r"^sys\.path\.insert\(0, '[^'\n]*'\)$", CHAPTER_PATH, text,
+                  flags=re.MULTILINE)
 
 
 def is_copy(path: Path) -> bool:
@@ -227,7 +299,7 @@ def make(into: Path = EXERCISES, force: bool = False, quiet: bool = False,
             kept += 1
             continue  # a starter may hold a learner's work
         try:
-            text = build(patch)
+            text = build(patch, target)
         except PatchError as e:
             print(f"does not fit: {e}", file=sys.stderr)
             status = 1
@@ -264,7 +336,7 @@ def write_atomically(target: Path, text: str) -> None:
 def save(files: list[Path]) -> int:
     for file in files:
         file = file.resolve()
-        chapter = chapter_text(chapter_of(file))
+        chapter = chapter_text(chapter_of(file), WRITTEN_IN.get(exercise_key(file), ()))
         patch = file.with_suffix(".patch")
         patch.write_text(make_patch(chapter, unlocated(file.read_text(encoding="utf-8")),
                                     file.name),

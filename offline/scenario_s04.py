@@ -20,7 +20,7 @@ import json
 import shutil
 from pathlib import Path
 
-from .scenarios import tool_results, unittest_summary_from
+from .scenarios import outcomes, story, tool_results, what_tests_said, why_not
 from .server import reply, tool_use
 
 EXAMPLES = Path(__file__).parent / "hook_examples"
@@ -70,6 +70,12 @@ OLD_LINE = '''    """Sum of price times quantity: what the whole stock is worth.
         total += item["price"]'''
 BROKEN = OLD_LINE + ' * item["qty"'
 FIXED = OLD_LINE + ' * item["qty"]'
+MOVE_BUILD = "mkdir -p .trash && mv build .trash/"
+
+
+TESTS = "python3 -m unittest 2>&1 | tail -n 3"
+OAK_3 = '{"name": "oak plank", "price": 18.00, "qty": 3}'
+OAK_12 = '{"name": "oak plank", "price": 18.00, "qty": 12}'
 
 
 def last_result(request: dict) -> str:
@@ -81,6 +87,54 @@ def audit_summary(request: dict) -> str:
     return f"{len(lines)} lines shown" if lines else "no audit lines found"
 
 
+def after_rm(request: dict) -> dict:
+    """rm was blocked (by the hook, whatever the mode): move the folder instead."""
+    _, result = outcomes(request, "run_shell", command="rm -rf build")[-1]
+    said = ("A project hook blocks rm and suggests moving it instead. I'll do that."
+            if "hook" in why_not(result) else
+            f"rm did not run ({why_not(result)}). I'll move the folder aside instead.")
+    return reply(said, tool_use("run_shell", {"command": MOVE_BUILD}))
+
+
+def broken_edit_went_in(request: dict) -> bool:
+    """Did the first edit, the one that leaves a bracket open, reach the file?"""
+    return any(ok for ok, _ in outcomes(request, "edit_file", new_string=BROKEN))
+
+
+def fix_said(request: dict) -> str:
+    """The fix of total_value: in, half in (the bracket left open), or not at all."""
+    broken = outcomes(request, "edit_file", new_string=BROKEN)[-1]
+    fixed = outcomes(request, "edit_file", new_string=FIXED)
+    if fixed and fixed[-1][0]:
+        return "fixed total_value: it now multiplies the price by the quantity"
+    if broken[0]:
+        return (f"left total_value half fixed: my first edit left a bracket open and the "
+                f"edit that closes it was refused ({why_not(fixed[-1][1])}), so "
+                "inventory.py does not compile now")
+    return (f"did not fix total_value: the edit was refused ({why_not(broken[1])}), so "
+            "inventory.py is unchanged")
+
+
+def first_answer(request: dict) -> dict:
+    """What became of build/ and of total_value, and what the tests said."""
+    moved, result = outcomes(request, "run_shell", command=MOVE_BUILD)[-1]
+    build = ("Moved build/ to .trash/ (rm is blocked here)" if moved else
+             f"build/ is still there: rm is blocked here, and the move did not go "
+             f"through ({why_not(result)})")
+    tests = what_tests_said(request, TESTS)
+    if "FAILED" in tests:
+        tests += (" (the failure left is the low-stock line, which you did not ask me "
+                  "to change)" if "multiplies" in fix_said(request) else
+                  " (total_value is not fixed, and the low-stock line was not asked for)")
+    return reply(f"{build}; I {fix_said(request)}. {tests}.")
+
+
+def stock_answer(request: dict) -> dict:
+    edited, result = outcomes(request, "edit_file", file_path="stock.json")[-1]
+    return reply("Done: oak plank now has 12 in stock.json." if edited else
+                 f"I did not change stock.json: the edit was refused ({why_not(result)}).")
+
+
 SCENARIO = {
     "title": "hooks: a command guard, a check after edits, an exit-1 bug, an audit log",
     "prompts": [
@@ -88,36 +142,33 @@ SCENARIO = {
         "Set the oak plank stock to 12 in stock.json.",
         "Show me the last lines of the audit log.",
     ],
-    "turns": [
+    # A story: the step that closes the bracket is played only if the edit that
+    # opened it went in (plan mode, or a "no", refuses it), and no later turn moves.
+    "turns": story(
         reply("First, the old build output.",
               tool_use("run_shell", {"command": "rm -rf build"})),
-        reply("A project hook blocks rm and suggests moving it instead. I'll do that.",
-              tool_use("run_shell", {"command": "mkdir -p .trash && mv build .trash/"})),
+        after_rm,
         reply(tool_use("read_file", {"file_path": "inventory.py"})),
         reply("total_value forgets the quantity.",
               tool_use("edit_file", {"file_path": "inventory.py",
                                      "old_string": OLD_LINE, "new_string": BROKEN})),
-        reply("The check after my edit says I left a bracket open. Fixing it.",
-              tool_use("edit_file", {"file_path": "inventory.py",
-                                     "old_string": BROKEN, "new_string": FIXED})),
-        reply(tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"})),
-        lambda request: reply(
-            "Moved build/ to .trash/ (rm is blocked here) and fixed total_value: it "
-            "now multiplies the price by the quantity. Tests: "
-            + unittest_summary_from(request) + " (the failure left is the low-stock "
-            "line, which you did not ask me to change)."),
+        (broken_edit_went_in,
+         reply("The check after my edit says I left a bracket open. Fixing it.",
+               tool_use("edit_file", {"file_path": "inventory.py",
+                                      "old_string": BROKEN, "new_string": FIXED}))),
+        reply(tool_use("run_shell", {"command": TESTS})),
+        first_answer,
         # The second prompt: the exit-1 hook cannot stop this edit.
         reply(tool_use("read_file", {"file_path": "stock.json"})),
-        reply(tool_use("edit_file", {
-            "file_path": "stock.json",
-            "old_string": '{"name": "oak plank", "price": 18.00, "qty": 3}',
-            "new_string": '{"name": "oak plank", "price": 18.00, "qty": 12}'})),
-        reply("Done: oak plank now has 12 in stock.json."),
+        reply(tool_use("edit_file", {"file_path": "stock.json",
+                                     "old_string": OAK_3, "new_string": OAK_12})),
+        stock_answer,
         # The third prompt: what the audit hook wrote.
         reply(tool_use("run_shell", {"command": "tail -n 4 .claude/audit.log"})),
         lambda request: reply("Those are the last entries of .claude/audit.log ("
-                              + audit_summary(request) + "): one line before and one "
-                              "after every tool call, written by the audit hook."),
-    ],
+                              + audit_summary(request) + "): one line before every "
+                              "tool call and one after each that succeeded, written by "
+                              "the audit hook."),
+    ),
     "setup": setup,
 }

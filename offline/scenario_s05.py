@@ -25,7 +25,10 @@ Two questions go to the learner at a terminal, and the story follows the answers
   plan again with the note, and asks once more.
 
 When stdin is not a terminal (tests, the docs build) every answer is no, and the
-model stops after the plan, having changed nothing.
+model stops after the plan, having changed nothing in inventory.py. In every mode
+(`--permission-mode`) and with every answer, what the model says it did is what the
+tool_results say happened: an edit refused (the changelog's in default or plan mode,
+the fix's after an approved plan that returns to default mode) is reported as refused.
 """
 
 from __future__ import annotations
@@ -35,8 +38,8 @@ import re
 import sys
 from pathlib import Path
 
-from .scenarios import (FIX_CONTEXT, calls, first_line, nobody_answered, refused,
-                        results_of, unittest_summary_from)
+from .scenarios import (FIX_CONTEXT, calls, first_line, nobody_answered, outcomes,
+                        refused, results_of, what_tests_said, why_not)
 from .server import reply, tool_use
 
 CHANGELOG_SKILL = """\
@@ -78,6 +81,7 @@ PLAN = """\
 3. Run the tests and the report: `python3 -m unittest`, `python3 report.py`.
 """
 REPORT = "python3 report.py"  # not read-only: it asks, and "always" remembers it
+TESTS = "python3 -m unittest 2>&1 | tail -n 3"  # an allow rule lets it run unasked
 STOCKROOM = Path(__file__).resolve().parent / "mcp_server.py"
 FIND_SUPPLIER = "mcp__stockroom__find_supplier"   # claims read-only; an allow rule
 PLACE_ORDER = "mcp__stockroom__place_order"       # writes, and a deny rule names it
@@ -127,24 +131,40 @@ def changelog_turn(request: dict) -> dict:
                                         "new_string": "## Unreleased\n\n" + entry + "\n"}))
 
 
+def supplier_said(request: dict) -> str:
+    """Who supplies oak plank, as the server answered, or why it was not asked."""
+    asked, found = outcomes(request, FIND_SUPPLIER)[-1]
+    if not asked:
+        return f"I could not ask the stockroom who supplies oak plank ({why_not(found)})."
+    return f"Oak plank comes from {found.strip().split(': ', 1)[-1]}."
+
+
 def supplier_found(request: dict) -> dict:
     """The server's answer, read; then the order, loaded by its exact name."""
-    found = results_of(request, FIND_SUPPLIER)[-1].strip()
-    return reply(f"Oak plank comes from {found.split(': ', 1)[-1]}. Now the order: "
-                 "I'll load that tool by its name.",
+    return reply(f"{supplier_said(request)} Now the order: I'll load that tool by its name.",
                  tool_use("tool_search", {"query": f"select:{PLACE_ORDER}"}))
 
 
 def order_answer(request: dict) -> dict:
     """What the supplier tool said, and why the order was not placed."""
-    found = results_of(request, FIND_SUPPLIER)[-1].strip()
-    ordered = results_of(request, PLACE_ORDER)[-1]
-    said = f"Oak plank comes from {found.split(': ', 1)[-1]}."
-    if not refused(ordered):
+    placed, ordered = outcomes(request, PLACE_ORDER)[-1]
+    said = supplier_said(request)
+    if placed:
         return reply(f"{said} Ordered: {ordered.strip()}.")
-    return reply(f"{said} I did not order any: a deny rule in .claude/settings.json ({PLACE_ORDER}) stops "
-                 "that tool before the stockroom server sees the call. Place the "
-                 "order yourself, or change the rule if I should.")
+    if "deny rule" not in why_not(ordered):
+        return reply(f"{said} I did not order any ({why_not(ordered)}).")
+    return reply(f"{said} I did not order any: a deny rule in .claude/settings.json "
+                 f"({PLACE_ORDER}) stops that tool before the stockroom server sees the "
+                 "call. Place the order yourself, or change the rule if I should.")
+
+
+def changelog_answer(request: dict) -> dict:
+    """The entry, added or refused; and the skill that could not be loaded."""
+    added, result = outcomes(request, "edit_file", file_path="CHANGELOG.md")[-1]
+    said = ("Added a 'Known issue' line under ## Unreleased, following the changelog "
+            "skill." if added else f"I did not add the entry: the edit of CHANGELOG.md "
+            f"was refused ({why_not(result)}), so the changelog is unchanged.")
+    return reply(f"{said} One skill could not be loaded: {broken_skills(request)}.")
 
 
 def after_the_plan(request: dict) -> dict:
@@ -166,19 +186,23 @@ def after_the_plan(request: dict) -> dict:
                   else " Tell me what to change, and I will plan again.")
         return reply(f"The plan was not approved ({said}), so I changed nothing, and I am "
                      "still in plan mode." + ending)
+    if use["name"] == "edit_file" and refused(result):
+        return reply(f"The plan was approved, but the edit was refused ({why_not(result)}), "
+                     "so inventory.py is unchanged.")
     if use["name"] == "edit_file":
         report = results_of(request, "run_shell", command=REPORT)[0]
         again = [tool_use("run_shell", {"command": REPORT})] if not refused(report) else []
-        return reply(tool_use("run_shell", {"command": "python3 -m unittest 2>&1 | tail -n 3"}),
-                     *again)
+        return reply(tool_use("run_shell", {"command": TESTS}), *again)
     reports = results_of(request, "run_shell", command=REPORT)
     report = (f" The report now says \"{first_line(reports[-1], 'Stock value')}\"."
               if len(reports) > 1 and not refused(reports[-1]) else "")
     noted = " Your note is left for a change of its own." if any(
         "Your note" in use["input"].get("plan", "") for use, _ in calls(request)) else ""
-    return reply("Done: `total_value` now multiplies by the quantity. Tests: "
-                 + unittest_summary_from(request) + " (the low-stock line is a separate "
-                 "fix)." + report + noted)
+    tests = what_tests_said(request, TESTS)
+    if "FAILED" in tests:
+        tests += " (the low-stock line is a separate fix)"
+    return reply(f"Done: `total_value` now multiplies by the quantity. {tests}."
+                 + report + noted)
 
 
 SCENARIO = {
@@ -201,9 +225,7 @@ SCENARIO = {
               tool_use("read_file", {"file_path": "CHANGELOG.md"}),
               tool_use("run_shell", {"command": REPORT})),
         changelog_turn,
-        lambda request: reply(
-            "Added a 'Known issue' line under ## Unreleased, following the changelog "
-            "skill. One skill could not be loaded: " + broken_skills(request) + "."),
+        changelog_answer,
         # --- prompt 2: the stockroom's MCP tools, deferred: found, called, denied
         reply("The stockroom MCP server has supplier tools. I'll load them.",
               tool_use("tool_search", {"query": "supplier", "max_results": 2})),

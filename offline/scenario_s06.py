@@ -14,6 +14,9 @@ call of the story runs instead of being denied (the demo has no terminal to ask)
 3. The tests have ended: the next request carries a <task-notification>, and the
    model reads the output file.
 4. The answer quotes the tests' summary and what the subagents returned.
+
+In plan mode (`--permission-mode plan`) the test run is refused: the model does not
+wait for it, reads no output, and says that the tests did not run.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import re
 import time
 from pathlib import Path
 
-from .scenarios import results_of, unittest_summary
+from .scenarios import outcomes, results_of, unittest_summary, why_not
 from .server import reply, routed, tool_use
 
 SETTINGS = {"permissions": {"allow": ["Bash(python3 -m unittest:*)"]}}
@@ -41,12 +44,20 @@ def setup(workdir) -> None:
     (workdir / ".claude" / "settings.json").write_text(json.dumps(SETTINGS, indent=2))
 
 
-def when_the_tests_end(then: dict):
-    """A turn that first waits until the background tests have written their summary.
+def the_tests_started(request: dict) -> bool:
+    """Did the background test run start (plan mode, for one, refuses it)?"""
+    return outcomes(request, "run_shell", command=TESTS)[-1][0]
+
+
+def when_the_tests_end(then: dict, instead):
+    """A turn that first waits until the background tests have written their summary
+    (if they never started, `instead(request)` at once).
     subtle: a real model's pace varies; the scripted one waits here, before the
     subagents' second of work, so that the <task-notification> comes with the same
     request on every run and the transcript stays the same."""
     def turn(request: dict) -> dict:
+        if not the_tests_started(request):
+            return instead(request)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not re.search(
                 r"^(OK|FAILED)", Path(OUTPUT).read_text() if Path(OUTPUT).is_file()
@@ -56,10 +67,31 @@ def when_the_tests_end(then: dict):
     return turn
 
 
-def tests_summary(request: dict) -> str:
-    """The unittest summary in the output file, as read_file showed it."""
+def what_the_tests_said(request: dict) -> str:
+    """The unittest summary in the output file, as read_file showed it; or why the
+    tests did not run."""
+    started, result = outcomes(request, "run_shell", command=TESTS)[-1]
+    if not started:
+        return f"I could not run the tests ({why_not(result)})"
     shown = " ".join(results_of(request, "read_file", file_path=OUTPUT))
-    return unittest_summary([re.sub(r"^ *\d+\t", "", shown, flags=re.MULTILINE)])
+    summary = unittest_summary([re.sub(r"^ *\d+\t", "", shown, flags=re.MULTILINE)])
+    return "Tests: " + (summary or "(no unittest summary found)")
+
+
+def answer(request: dict) -> dict:
+    """The tour, the tests and what the subagents found."""
+    return reply(
+        "Tour: stockroom keeps stock in stock.json; inventory.py computes values, "
+        f"report.py prints the morning report. {what_the_tests_said(request)}. The subagents "
+        "found: (1) " + " (2) ".join(subagent_answers(request)) + " I changed nothing.")
+
+
+def read_the_output(request: dict) -> dict:
+    """The tests' output file, once they have ended; no tests, no output: the answer."""
+    if not the_tests_started(request):
+        return answer(request)
+    return reply("The tests have finished; I'll read their output.",
+                 tool_use("read_file", {"file_path": OUTPUT}))
 
 
 def subagent_answers(request: dict) -> list[str]:
@@ -70,6 +102,8 @@ def subagent_answers(request: dict) -> list[str]:
 def scenario() -> dict:
     """The scenario, made afresh for each run: its routed turns are used up as they
     are played (a second demo in the same process needs its own)."""
+    checks = (tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL}),
+              tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT}))
     return {
         "title": "parallel batches, early start, subagents, background tests",
         "setup": setup,
@@ -85,10 +119,13 @@ def scenario() -> dict:
                   tool_use("run_shell", {"command": TESTS, "run_in_background": True}),
                   tool_use("read_file", {"file_path": "README.md", "limit": 5}),
                   event_delay=0.04),
-            when_the_tests_end(reply(
-                "While the tests run: two independent checks, one subagent each.",
-                tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL}),
-                tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT}))),
+            when_the_tests_end(
+                reply("While the tests run: two independent checks, one subagent each.",
+                      *checks),
+                lambda request: reply(
+                    "The tests did not start (" + why_not(outcomes(
+                        request, "run_shell", command=TESTS)[-1][1]) + "). Meanwhile, "
+                    "two independent checks, one subagent each.", *checks)),
             *routed({
                 CHECK_TOTAL: [
                     reply(tool_use("grep_search", {"pattern": "total \\+=", "path": "inventory.py"}),
@@ -102,13 +139,8 @@ def scenario() -> dict:
                     reply("The low-stock lines name the item but not how many are left.",
                           delay=0.5)],
             }),
-            reply("The tests have finished; I'll read their output.",
-                  tool_use("read_file", {"file_path": OUTPUT})),
-            lambda request: reply(
-                "Tour: stockroom keeps stock in stock.json; inventory.py computes values, "
-                "report.py prints the morning report. Tests: " + tests_summary(request)
-                + ". The subagents found: (1) " + " (2) ".join(subagent_answers(request))
-                + " I changed nothing."),
+            read_the_output,
+            answer,  # (not asked for when the tests never started)
         ],
     }
 

@@ -13,6 +13,10 @@ Repeat until a reply asks for no tool. That loop is the whole agent:
 This chapter gives the model one tool, `run_shell`, and gets the loop right.
 Reading map (every section is new; search for "s01 ·" to find each):
     s01 · settings: the model, the limits, the system prompt
+    s01 · the agent: one object holds a run's state (client, model, the shell's
+      folder ...), passed to the loop and to each tool call
+    s01 · the agent loop: the whole lesson, first (a turn limit ends a runaway
+      loop); the rest is what it calls
     s01 · tools: what the model may call
     s01 · run_shell: a shell that cannot hang (stdin closed, PAGER=cat, a timeout
       kills its process group) and keeps its folder (a `cd` sticks); output clean,
@@ -22,9 +26,11 @@ Reading map (every section is new; search for "s01 ·" to find each):
     s01 · stop reasons: a row per stop_reason says what the loop does; a call cut
       off by max_tokens is never run, an empty reply never kept
     s01 · long sessions: the context window (the oldest exchanges go, or /clear)
-    s01 · the agent loop: a turn limit ends a runaway loop
-    s01 · API errors: retried by the SDK (a line each); they end the task, not the REPL
-    s01 · the command line: a REPL, one task, or the offline demo
+    s01 · the command line: a REPL, one task, or the offline demo; an API error
+      ends the task, not the REPL
+  Beside it, command_line.py (the same file in every chapter; a first reading
+    skips it): the flags and --help, the key's checks, the client and its
+    retries shown, an API error said in one line.
   Left for later: a registry of tools and the file tools (s02), permissions (s03),
     hooks (s04), deferred tools (s05), concurrency (s06). Here every command runs.
 
@@ -33,10 +39,7 @@ Run:  python s01_agent_loop/code.py            (REPL; offline demo if no API key
       python s01_agent_loop/code.py --offline  (force the scripted demo)
 """
 
-import argparse
 import contextlib
-import io
-import logging
 import os
 import re
 import shlex
@@ -46,7 +49,10 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
+
+from command_line import explain, key_problem, make_client, parser
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s01"
@@ -62,6 +68,62 @@ COLOR = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the run_shell "
           "tool to inspect and change files. Act, then report briefly what you did.")
+
+
+# === s01 · the agent: one object holds a run's state ===
+@dataclass
+class Agent:
+    """What one agent holds while it runs, handed to the loop and to every tool call.
+
+    Nothing about a run lives in a global: a test, or a second agent, builds its own.
+    Each later chapter adds the fields its mechanism needs, each with a note on why.
+    """
+
+    client: object                # anthropic.Anthropic: how the loop reaches the model
+    model: str = DEFAULT_MODEL    # MODEL_ID
+    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
+    shell: Path | None = None     # where the next command starts; None: the workspace
+    window: int = 200_000         # the most tokens a request may hold (the API says)
+    warned: bool = False          # the user was told that the window is nearly full
+
+
+# === s01 · the agent loop ===
+def agent_loop(messages: list, agent: Agent) -> str:
+    """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
+    `messages` is extended in place, the final text returned."""
+    system = SYSTEM.format(cwd=Path.cwd())
+    for _ in range(agent.max_turns):
+        response = agent.client.messages.create(
+            model=agent.model, system=system, messages=messages, tools=TOOLS,
+            max_tokens=MAX_TOKENS)
+        count_tokens(response.usage, agent)
+        action = STOP_REASONS.get(response.stop_reason, "unknown")
+        if action == "refused":  # the API's advice: drop the refused turn, then go on
+            raise Refused(refusal_line(response))
+        if response.content:  # subtle: an empty message makes every later request a 400
+            messages.append({"role": "assistant", "content": response.content})
+        tool_uses = [b for b in response.content if b.type == "tool_use"]
+        for block in response.content if tool_uses or action == "go on" else ():
+            if block.type == "text" and block.text.strip():  # (an answer: below)
+                print(printable(block.text))
+        if tool_uses:  # one tool_result per tool_use, same id, same order, run or not
+            to_run, held = split_calls(tool_uses, response, action)
+            results = []
+            for block in to_run:
+                show_call(block)
+                output, is_error = execute_tool(block, agent)
+                show_result(output, is_error)
+                results.append({"type": "tool_result", "tool_use_id": block.id,
+                                "content": output, "is_error": is_error})
+            results += [held_result(b, response) for b in held]
+            messages.append({"role": "user", "content": results})
+        if action == "go on" or (tool_uses and action != "unknown"):
+            continue
+        return final_text(response, action)
+    return (f"[stopped: the task used {agent.max_turns} model turns; "
+            "raise --max-turns to allow more]")
+
+
 
 # === s01 · tools: what the model may call ===
 TOOLS = [{
@@ -83,24 +145,28 @@ TOOLS = [{
 NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
                        "LESS": "-FRX", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
                        "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
-# Where the next command starts: where the last ended, so a `cd` sticks (Claude Code's)
-SHELL = {"cwd": None}  # a Path in the workspace; None: the workspace itself
+# Where the next command starts: where the last ended, so a `cd` sticks (Claude
+# Code's). The agent keeps it (agent.shell).
 
 
-def shell_dir() -> Path:
-    """The folder the next command starts in: SHELL's while it exists, else the
-    workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
-    return SHELL["cwd"] if SHELL["cwd"] and SHELL["cwd"].is_dir() else Path.cwd()
+def shell_dir(agent: Agent) -> Path:
+    """The folder the agent's next command starts in: agent.shell while it exists,
+    else the workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
+    if agent.shell and agent.shell.is_dir():
+        return agent.shell
+    return Path.cwd()
 
 
-def move_shell(where) -> str:
+def move_shell(agent: Agent, where) -> str:
     """Keep the folder the command ended in (its EXIT trap wrote it to the file
     `where`) if it lies in the workspace; else go back there, and say so."""
-    ended, workspace = os.pread(where.fileno(), 4096, 0).decode().strip(), Path.cwd()
+    ended = os.pread(where.fileno(), 4096, 0).decode().strip()
+    workspace = Path.cwd()
     if ended and not Path(ended).is_relative_to(workspace):  # `cd /`, a link out
-        SHELL["cwd"] = None
+        agent.shell = None
         return f"\n[shell cwd was reset to {workspace}: {ended} is outside it]"
-    SHELL["cwd"] = Path(ended) if ended else SHELL["cwd"]  # "": killed, trap replaced
+    if ended:  # "": the command was killed, and its trap with it
+        agent.shell = Path(ended)
     return ""
 
 
@@ -140,9 +206,9 @@ def last_program(command: str) -> str | None:
     return words[start]
 
 
-def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
-    """Run `command` with bash where the shell stands: its stdout, stderr and exit
-    code; CommandFailed with that text if it exits non-zero or times out."""
+def run_shell(agent: Agent, command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
+    """Run `command` with bash where the agent's shell stands: its stdout, stderr and
+    exit code; CommandFailed with that text if it exits non-zero or times out."""
     seconds = max(1, min(int(timeout), MAX_TIMEOUT)) / 1000  # milliseconds, as Bash
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
@@ -151,7 +217,7 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
           tempfile.TemporaryFile() as where):
         proc = subprocess.Popen(
             ["bash", "-c", recorded(command, where)], stdin=subprocess.DEVNULL,
-            stdout=out, stderr=err, cwd=shell_dir(), pass_fds=[where.fileno()],
+            stdout=out, stderr=err, cwd=shell_dir(agent), pass_fds=[where.fileno()],
             env={**os.environ, **NON_INTERACTIVE_ENV},
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
@@ -159,16 +225,28 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT) -> str:
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
-        stdout, stderr, moved = (head_and_tail(out, name="stdout"),
-                                 head_and_tail(err, name="stderr"), move_shell(where))
+        stdout = head_and_tail(out, name="stdout")
+        stderr = head_and_tail(err, name="stderr")
+        moved = move_shell(agent, where)
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
-    answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
-    status += f" ({answer})" if answer else ""  # grep found nothing: an answer
-    text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"]) + moved
-    if status != "exit code: 0" and not answer:  # as Claude Code: a failure, an error
-        raise CommandFailed(text)
-    return text
+    text = "\n".join((parts or ["(no output)"]) + [f"[{ending(status, command)}]"])
+    if not succeeded(status, command):  # as Claude Code: a failure is an error
+        raise CommandFailed(text + moved)
+    return text + moved
+
+
+def succeeded(status: int | str, command: str) -> bool:
+    """Exit 0, or an exit 1 that answers (grep found nothing); not a kill."""
+    return status == 0 or status == 1 and bool(EXIT_1_MEANS.get(last_program(command)))
+
+
+def ending(status: int | str, command: str) -> str:
+    """How the command ended, as the model reads it: `exit code: 1 (no match)`."""
+    if isinstance(status, str):  # killed: why
+        return status
+    answer = EXIT_1_MEANS.get(last_program(command)) if status == 1 else None
+    return f"exit code: {status}" + (f" ({answer})" if answer else "")
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -178,13 +256,14 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
-    """Wait for the command: its status. Past `seconds`, or past MAX_OUTPUT_BYTES of
-    output on disk (`seq 1 20000000` writes 169 MB), kill it and all it started."""
+def wait_for(proc: subprocess.Popen, seconds: float, *files) -> int | str:
+    """Wait for the command: its exit code, or (a str) why it was killed. Past
+    `seconds`, or past MAX_OUTPUT_BYTES of output on disk (`seq 1 20000000` writes
+    169 MB), kill it and all it started."""
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         try:
-            return f"exit code: {proc.wait(timeout=min(left, 0.1))}"
+            return proc.wait(timeout=min(left, 0.1))
         except subprocess.TimeoutExpired:
             if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
                 kill_group(proc)
@@ -230,8 +309,8 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
 
 
 # === s01 · execute_tool: every tool_use gets its tool_result ===
-def execute_tool(block) -> tuple[str, bool]:
-    """Run one tool_use block. Returns (output, is_error); never raises."""
+def execute_tool(block, agent: Agent) -> tuple[str, bool]:
+    """Run one tool_use block for `agent`. Returns (output, is_error); never raises."""
     if block.name != "run_shell":
         return f"Error: unknown tool '{block.name}'. Available: run_shell.", True
     args = block.input if isinstance(block.input, dict) else {}
@@ -241,7 +320,7 @@ def execute_tool(block) -> tuple[str, bool]:
     if not isinstance(timeout, int) or isinstance(timeout, bool):
         return "Error: 'timeout' must be an integer number of milliseconds.", True
     try:
-        return run_shell(command, timeout), False
+        return run_shell(agent, command, timeout), False
     except CommandFailed as e:  # it ran and failed: its output, marked as an error
         return str(e), True
     except Exception as e:  # errors are data: the model reads them and adapts
@@ -346,8 +425,8 @@ def final_text(response, action: str) -> str:
 
 
 # === s01 · long sessions: the context window ===
-# The most tokens a request may hold (the API's "prompt is too long" names it).
-WINDOW = {"size": 200_000, "warned": False}
+# The most tokens a request may hold: agent.window (the API's "prompt is too long"
+# names it, and survive() learns it from there).
 
 
 def window_tokens(usage) -> int | None:
@@ -365,12 +444,12 @@ def window_tokens(usage) -> int | None:
     return sum(last.get(k) or 0 for k in kinds)
 
 
-def count_tokens(usage) -> None:
+def count_tokens(usage, agent: Agent) -> None:
     """Warn once when the window, as the API counted this reply, nears its size."""
     used = window_tokens(usage)
-    if used and used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
-        WINDOW["warned"] = True
-        print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
+    if used and used > 0.8 * agent.window and not agent.warned:
+        agent.warned = True
+        print(f"[context window: {used:,} of {agent.window:,} tokens used; when it "
               "is full the oldest exchanges go, or type /clear]", file=sys.stderr)
 
 
@@ -385,140 +464,15 @@ def drop_oldest(messages: list, budget: int) -> int:
     return dropped
 
 
-# === s01 · the agent loop ===
-def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
-               max_turns: int = MAX_TURNS) -> str:
-    """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
-    `messages` is extended in place, the final text returned."""
-    system = SYSTEM.format(cwd=Path.cwd())
-    for _ in range(max_turns):
-        response = client.messages.create(model=model, system=system, messages=messages,
-                                          tools=TOOLS, max_tokens=MAX_TOKENS)
-        count_tokens(response.usage)
-        action = STOP_REASONS.get(response.stop_reason, "unknown")
-        if action == "refused":  # the API's advice: drop the refused turn, then go on
-            raise Refused(refusal_line(response))
-        if response.content:  # subtle: an empty message makes every later request a 400
-            messages.append({"role": "assistant", "content": response.content})
-        tool_uses = [b for b in response.content if b.type == "tool_use"]
-        for block in response.content if tool_uses or action == "go on" else ():
-            if block.type == "text" and block.text.strip():  # (an answer: below)
-                print(printable(block.text))
-        if tool_uses:  # one tool_result per tool_use, same id, same order, run or not
-            to_run, held = split_calls(tool_uses, response, action)
-            results = []
-            for block in to_run:
-                show_call(block)
-                output, is_error = execute_tool(block)
-                show_result(output, is_error)
-                results.append({"type": "tool_result", "tool_use_id": block.id,
-                                "content": output, "is_error": is_error})
-            results += [held_result(b, response) for b in held]
-            messages.append({"role": "user", "content": results})
-        if action == "go on" or (tool_uses and action != "unknown"):
-            continue
-        return final_text(response, action)
-    return (f"[stopped: the task used {max_turns} model turns; "
-            "raise --max-turns to allow more]")
-
-
-# === s01 · API errors: retried by the SDK, shown, and survived ===
-MAX_RETRIES = 3  # the SDK retries a 429, a 5xx or a 529 this often, as retry-after says
-
-
-class ShowRetries(logging.Handler):
-    """One line per retry. The SDK retries an overloaded, rate-limited or failing API
-    by itself, as retry-after asks, and logs each; this handler shows them."""
-
-    status, left = None, MAX_RETRIES  # what the SDK logs just before it retries
-    # The statuses the SDK retries -> the API's error type for each (as its docs say)
-    KINDS = {429: "rate_limit_error", 500: "api_error", 504: "timeout_error",
-             529: "overloaded_error"}
-
-    def emit(self, record: logging.LogRecord) -> None:
-        # subtle: the SDK's log lines are no API (if they change, only these lines go
-        # quiet); the status comes from its line for every answer, as its line on why
-        # it retries differs when the answer says `x-should-retry: true` (429s, 529s).
-        msg = str(record.msg)
-        if msg.startswith(("Sending HTTP Request", "HTTP Response:")):
-            self.status = record.args[2] if msg.startswith("HTTP") else None
-        elif record.msg in ("%i retries left", "1 retry left"):
-            self.left = record.args[0] if record.args else 1
-        elif msg.startswith("Retrying request to"):
-            what = (f"API error {self.status} {self.KINDS.get(self.status, '')}"
-                    .rstrip() if self.status else "API not reached")
-            print(f"[{what} · retrying in {record.args[-1]:.1f}s (attempt "
-                  f"{MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]", file=sys.stderr)
-            self.status = None
-
-
-# error.type in the API's answer -> what happened, what to do (no_tools: explain()).
-API_ERRORS = {
-    "invalid_request_error": ("the API found the request invalid",
-                              "Start a new conversation, or fix what the agent sends."),
-    "authentication_error": ("the API key was rejected",
-                             "Check ANTHROPIC_API_KEY in your environment or .env."),
-    "permission_error": ("the API key may not do this", "Check the key and MODEL_ID."),
-    "not_found_error": ("not found", "Is MODEL_ID a model that exists?"),
-    "request_too_large": ("the request is too large", "Start a new conversation."),
-    "rate_limit_error": ("rate limited", "Wait a minute, then ask again."),
-    "billing_error": ("the account cannot pay for this", "Check plan and billing."),
-    "api_error": ("the API failed inside", "Ask again in a moment."),
-    "timeout_error": ("the API timed out", "Ask again, perhaps for less."),
-    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes."),
-    "no_tools": ("tools refused", "Set a MODEL_ID (or server flag) that allows tools.")}
-
-
-def explain(e: Exception) -> str:
-    """One clear line for an error: what happened, and what to do."""
-    import anthropic
-    if isinstance(e, Refused):
-        return f"refused: {e}"
-    if isinstance(e, anthropic.APIConnectionError):
-        where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
-        return (f"cannot reach {where}: {e.__cause__ or e}. "
-                "Check your network or ANTHROPIC_BASE_URL.")
-    if not isinstance(e, anthropic.APIStatusError):
-        return f"{type(e).__name__}: {e}"
-    body = e.body if isinstance(e.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
-    if e.status_code == 404:
-        return not_found(e, error)
-    kind = error.get("type") or f"HTTP {e.status_code}"
-    said = error.get("message") or (e.body if isinstance(e.body, str) else "")
-    said = " ".join(str(said).split())[:300].rstrip(".")  # one line, one full stop
-    no_tools = re.search(r"does not support tools|requires --jinja", said)
-    what, todo = API_ERRORS.get("no_tools" if no_tools else kind,
-                                (f"the API answered {e.status_code}", "Try again."))
-    # subtle: an error event in a stream comes after the 200 that opened it
-    when = "mid-stream" if e.status_code == 200 else str(e.status_code)
-    return f"{what} ({kind}, {when}): {said or 'no details'}. {todo}"
-
-
-def not_found(e, error: dict) -> str:
-    """A 404 names what to fix: the model asked for (the API's not_found_error), or
-    the base URL (anything else: a web page, a server that is no Messages API)."""
-    if error.get("type") == "not_found_error":
-        asked = re.search(rb'"model":\s*"([^"]*)"', e.request.content or b"")
-        model = asked.group(1).decode() if asked else "?"
-        return (f"the API has no model {model!r} (not_found_error, 404): "
-                f"{error.get('message') or 'no details'}. Set MODEL_ID to a model "
-                "your key may use.")
-    where = os.environ.get("ANTHROPIC_BASE_URL") or "unset"
-    return (f"{e.request.url} answered 404 with no API error: ANTHROPIC_BASE_URL is "
-            f"{where}; set it to the root of an Anthropic-compatible API (such as "
-            "https://api.anthropic.com, without /v1), or unset it.")
-
-
 # === s01 · the command line: a REPL, one task, or the offline demo ===
-def run_task(prompt: str, messages: list, client, args) -> None:
+def run_task(prompt: str, messages: list, agent: Agent) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
-    answer = agent_loop(messages, client, model=args.model, max_turns=args.max_turns)
+    answer = agent_loop(messages, agent)
     print(printable(answer))
 
 
-def repl(client, args) -> int:
+def repl(agent: Agent) -> int:
     messages: list = []  # the conversation, kept across prompts
     while True:
         try:
@@ -530,24 +484,26 @@ def repl(client, args) -> int:
             return 0
         if prompt.strip() == "/clear":  # start over: a new, empty conversation
             messages.clear()
-            WINDOW["warned"], SHELL["cwd"] = False, None  # and the shell goes home
+            agent.warned = False
+            agent.shell = None  # and the shell goes home
             print("(conversation cleared)")
             continue
         if not prompt.strip():
             continue
         mark = len(messages)
         try:
-            run_task(prompt, messages, client, args)
+            run_task(prompt, messages, agent)
         except KeyboardInterrupt:
             # subtle: a cut-off turn may hold a tool_use with no tool_result; drop
             # the whole exchange so the transcript stays valid for the next prompt.
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
+            print("error: " + printable(survive(e, messages, mark, agent)),
+                  file=sys.stderr)
 
 
-def survive(e: Exception, messages: list, mark: int) -> str:
+def survive(e: Exception, messages: list, mark: int, agent: Agent) -> str:
     """After a failed task: drop it, so the conversation stays valid, and if the
     conversation outgrew the context window, its oldest exchanges too. The line."""
     size = len(str(messages))
@@ -556,7 +512,7 @@ def survive(e: Exception, messages: list, mark: int) -> str:
     if not too_long:
         return f"{explain(e)} (That task was dropped.)"
     sent, most = int(too_long[1]), int(too_long[2])
-    WINDOW.update(size=most, warned=False)
+    agent.window, agent.warned = most, False
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
     then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
@@ -570,75 +526,22 @@ def run_offline_demo(args) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from offline.demo import scripted_demo  # support code, not part of the lesson
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
-        client = make_client()
+        agent = new_agent(make_client(), args)
         messages: list = []
         for prompt in prompts:
             print(f"{CHAPTER} >> {prompt}")
-            run_task(prompt, messages, client, args)
+            run_task(prompt, messages, agent)
     return 0
 
 
-def make_client():
-    from anthropic import Anthropic
-    sdk_log = logging.getLogger("anthropic._base_client")  # where it logs its retries
-    # subtle: one handler per process, even with several chapters loaded (the tests)
-    if not any(type(h).__name__ == "ShowRetries" for h in sdk_log.handlers):
-        sdk_log.addHandler(ShowRetries())
-        sdk_log.setLevel(logging.DEBUG)
-    return Anthropic(max_retries=MAX_RETRIES)  # the key, the base URL: from the env
-
-
-HELP = f"""\
-the model: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL (for
-another provider) and MODEL_ID (default {DEFAULT_MODEL}), from the environment or
-from .env at the course's root (cp .env.example .env; the environment wins).
-With no key, or with --offline, a scripted model plays this chapter's offline
-demo: the real SDK and tools, on a scratch copy of a sample project."""
+def new_agent(client, args) -> Agent:
+    """The agent a run of the command line starts with."""
+    return Agent(client, model=args.model, max_turns=args.max_turns)
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
-        description="s01: the agent loop with one shell tool.", epilog=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("prompt", nargs="*", help="a task to run once (omit for the REPL)")
-    p.add_argument("--offline", action="store_true",
-                   help="play the scripted offline demo, even with a key")
-    p.add_argument("--max-turns", type=int, default=MAX_TURNS, metavar="N",
-                   help=f"model calls a task may make (default {MAX_TURNS})")
+    p = parser("s01: the agent loop with one shell tool.", MAX_TURNS, DEFAULT_MODEL)
     return p.parse_args(argv)
-
-
-KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first that fits
-    (lambda v: v.endswith("..."),  # as in .env.example: ANTHROPIC_API_KEY=sk-ant-...
-     "is still the placeholder from .env.example: put your key in its place"),
-    (lambda v: v == "", "is empty: put your key after the ="),
-    (lambda v: any(c.isspace() for c in v), "has spaces in it: remove them"),
-    (lambda v: any(q in v for q in "'\"`\u2018\u2019\u201c\u201d"),
-     "has quotes in it: write the key alone")]
-
-
-def key_problem(env_file: Path) -> str | None:
-    """What makes the key unusable, in one line, before any request is made: the
-    placeholder from .env.example, an empty value in .env, stray quotes or spaces."""
-    from dotenv.parser import parse_stream  # .env as load_dotenv reads it, but quietly
-    text = env_file.read_text(encoding="utf-8") if env_file.is_file() else ""
-    lines = list(parse_stream(io.StringIO(text)))
-    in_file = {line.key: line.value for line in lines if line.key}
-    unread = [line.original.string.removeprefix("export ")
-              for line in lines if line.error]
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        where = "your environment" if name in os.environ else ".env"
-        value = os.environ.get(name, in_file.get(name))
-        if value is None and any(s.startswith(name) for s in unread):
-            return (f"{name} in .env cannot be read (a stray quote?): write it as "
-                    f"{name}=your-key, or remove it to play the offline demo.")
-        if value is None or (value == "" and where != ".env"):
-            continue  # unset, or emptied on purpose: no key, so the offline demo
-        for wrong, fix in KEY_PROBLEMS:
-            if wrong(value):
-                return (f"{name} in {where} {fix}, or remove it to play the "
-                        "offline demo.")
-    return None
 
 
 def main(argv=None) -> int:
@@ -660,11 +563,11 @@ def main(argv=None) -> int:
                       f"or in {env_file}. Here is the offline demo instead.",
                       flush=True)
             return run_offline_demo(args)
-        client = make_client()
+        agent = new_agent(make_client(), args)
         if args.prompt:
-            run_task(" ".join(args.prompt), [], client, args)
+            run_task(" ".join(args.prompt), [], agent)
             return 0
-        return repl(client, args)
+        return repl(agent)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130

@@ -35,7 +35,6 @@ Reading map:
 import contextlib
 import errno
 import functools
-import json
 import os
 import shutil
 import signal
@@ -51,15 +50,12 @@ DEFAULTS = {"enabled": True, "failIfUnavailable": False,
             "allowUnsandboxedCommands": True, "filesystem": {}}
 
 
-def sandbox_settings(files: list) -> dict:
-    """The `sandbox` block of each settings file (paths from the workspace; a later
-    file wins) over DEFAULTS. A file that is missing or broken adds nothing."""
+def sandbox_settings(settings: list) -> dict:
+    """The `sandbox` block of each settings file's JSON (a later file wins) over
+    DEFAULTS. A file that is missing or broken (not a dict) adds nothing."""
     merged = dict(DEFAULTS)
-    for file in files:
-        try:
-            block = json.loads(Path(file).read_text(encoding="utf-8")).get("sandbox")
-        except (OSError, ValueError, AttributeError):
-            continue
+    for data in settings:
+        block = data.get("sandbox") if isinstance(data, dict) else None
         merged.update(block if isinstance(block, dict) else {})
     return merged
 

@@ -31,8 +31,9 @@ Reading map (search for "s04 ·" to find what is new):
   Changed here: `agent_programs` adds the files the hooks run (the sandbox keeps
     them read-only); `execute_tool` runs the PreToolUse hooks before the gate and the
     PostToolUse ones after the call; `check_permission` weighs a hook's decision;
-    `agent_loop` stops when a hook said `"continue": false`; `new_session` adds the
+    `agent_loop` stops when a hook said `"continue": false`; `Agent` adds the
     hooks' session id, that stop and the quiet hooks, which `run_task` sums up;
+    `Source` names a hook's decision;
     `main` and `run_offline_demo` ask for trust first (the demo trusts the
     scratch copy it made); `parse_args` names the chapter;
     `DENIED` adds a hook's block.
@@ -45,14 +46,12 @@ Run:  python s04_hooks/code.py            (REPL; offline demo if no API key)
       python s04_hooks/code.py --offline  (force the scripted demo)
 """
 
-import argparse
 import bisect
 import contextlib
 import difflib
+import functools
 import hashlib
-import io
 import json
-import logging
 import os
 import re
 import shlex
@@ -66,36 +65,29 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlparse
 
 import pathspec
 from markdownify import markdownify
 
-if __package__:  # imported as a package (the tests import s03_permissions.code)
-    from .bash_safety import (dangerous_reason, is_read_only_command,
-                              shell_effects, unwrapped, within_budget)
-    from .sandbox import (SandboxError, argv_for, end_group, home_problem,
-                          placeholders, protected_paths, sandbox_missing,
-                          sandbox_settings, sandbox_summary, walk_workspace,
-                          write_unfollowed)
-    from .rules import (command_rule_matches, denied_inside, parse_rule,
-                        path_rule_matches, protected_entry, read_denied,
-                        read_deny_patterns, read_permissions, settings_problem,
-                        shell_path_rule, shell_rule_applies, url_host)
-    from .trust import THIS_RUN, folder_trusted, is_trusted
-else:  # run as a script (python s03_permissions/code.py): its folder is on sys.path
-    from bash_safety import (dangerous_reason, is_read_only_command,
-                             shell_effects, unwrapped, within_budget)
-    from sandbox import (SandboxError, argv_for, end_group, home_problem,
-                         placeholders, protected_paths, sandbox_missing,
-                         sandbox_settings, sandbox_summary, walk_workspace,
-                         write_unfollowed)
-    from rules import (command_rule_matches, denied_inside, parse_rule,
-                       path_rule_matches, protected_entry, read_denied,
-                       read_deny_patterns, read_permissions, settings_problem,
-                       shell_path_rule, shell_rule_applies, url_host)
-    from trust import THIS_RUN, folder_trusted, is_trusted
+from command_line import explain, key_problem, make_client, parser
+from bash_safety import (dangerous_reason, is_read_only_command,
+                         shell_effects, unwrapped, within_budget)
+from sandbox import (SandboxError, argv_for, end_group, home_problem,
+                     placeholders, protected_paths, sandbox_missing,
+                     sandbox_settings, sandbox_summary, walk_workspace,
+                     write_unfollowed)
+from rules import (command_rule_matches, denied_inside, parse_rule,
+                   path_rule_matches, protected_entry, read_denied,
+                   read_deny_patterns, read_permissions, read_settings,
+                   settings_problem,
+                   shell_path_rule, shell_rule_applies, url_host)
+from trust import THIS_RUN, folder_trusted, is_trusted
+
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s04"
@@ -115,6 +107,71 @@ SYSTEM = ("You are a coding agent working in the directory {cwd}. Use the tools 
           "you did.")
 
 
+# === s01 · the agent: one object holds a run's state ===
+@dataclass
+class Agent:
+    """What one agent holds while it runs, handed to the loop and to every tool call.
+
+    Nothing about a run lives in a global: a test, or a second agent, builds its own.
+    Each later chapter adds the fields its mechanism needs, each with a note on why.
+    """
+
+    client: object                # anthropic.Anthropic: how the loop reaches the model
+    model: str = DEFAULT_MODEL    # MODEL_ID
+    max_turns: int = MAX_TURNS    # model calls a task may make (--max-turns)
+    shell: Path | None = None     # where the next command starts; None: the workspace
+    window: int = 200_000         # the most tokens a request may hold (the API says)
+    warned: bool = False          # the user was told that the window is nearly full
+    # s03: Permissions: the mode, the answers "always", the files read (the gate)
+    permissions: object = field(default_factory=lambda: Permissions())
+    # s04: sent to every hook, as Claude Code's session id
+    session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    stop: str | None = None  # s04: a hook's stopReason, once one said "continue": false
+    quiet: dict = field(default_factory=dict)  # s04: {hook: runs} that said nothing
+
+
+# === s01 · the agent loop ===
+def agent_loop(messages: list, agent: Agent) -> str:
+    """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
+    `messages` is extended in place, the final text returned."""
+    system = SYSTEM.format(cwd=Path.cwd())
+    for _ in range(agent.max_turns):
+        response = agent.client.messages.create(
+            model=agent.model, system=system, messages=messages, tools=TOOLS,
+            max_tokens=MAX_TOKENS)
+        count_tokens(response.usage, agent)
+        action = STOP_REASONS.get(response.stop_reason, "unknown")
+        if action == "refused":  # the API's advice: drop the refused turn, then go on
+            raise Refused(refusal_line(response))
+        if response.content:  # subtle: an empty message makes every later request a 400
+            messages.append({"role": "assistant", "content": response.content})
+        tool_uses = [b for b in response.content if b.type == "tool_use"]
+        for block in response.content if tool_uses or action == "go on" else ():
+            if block.type == "text" and block.text.strip():  # (an answer: below)
+                print(printable(block.text))
+        if tool_uses:  # one tool_result per tool_use, same id, same order, run or not
+            to_run, held = split_calls(tool_uses, response, action)
+            results = []
+            for block in to_run:
+                show_call(block)
+                output, is_error = execute_tool(block, agent)
+                show_result(output, is_error)
+                results.append({"type": "tool_result", "tool_use_id": block.id,
+                                "content": output, "is_error": is_error})
+            results += [held_result(b, response) for b in held]
+            messages.append({"role": "user", "content": results})
+            if agent.stop:  # a hook said {"continue": false}: for the user only
+                reason, agent.stop = agent.stop, None
+                return f"[stopped by a hook: {reason}]"
+        if action == "go on" or (tool_uses and action != "unknown"):
+            continue
+        return final_text(response, action)
+    return (f"[stopped: the task used {agent.max_turns} model turns; "
+            "raise --max-turns to allow more]")
+
+
+
+
 # === s02 · settings: the limits of the file tools ===
 MAX_RESULT_CHARS = 50_000    # any tool_result; longer ones are cut and saved whole
 READ_LIMIT = 2000            # lines read_file returns by default
@@ -129,26 +186,56 @@ PREVIEW_LINES = 10           # lines of a new file write_file shows back
 
 
 # === s03 · permissions: what the session remembers ===
-def new_session() -> dict:
-    """What one run of the agent remembers. reset_session() starts it over."""
-    return {
-        "mode": None,        # --permission-mode; None: defaultMode, else "default"
-        "approved": set(),   # {(tool, command | path | host)}: answered "always"
-        "granted": set(),    # {Path}: outside paths the user let a call reach
-        "read": {},          # {Path: (mtime_ns, sha256)}: as we last read or wrote it
-        "session_id": uuid.uuid4().hex,  # s04: sent to every hook
-        "stop": None,        # s04: a hook's stopReason, once one said "continue": false
-        "quiet": {},         # s04: {hook: runs} that passed without a word, this task
-    }
+@dataclass
+class Permissions:
+    """What the permission gate remembers in one session (a subagent, s06, shares
+    its parent's)."""
+
+    mode: str | None = None  # --permission-mode; None: defaultMode, else "default"
+    # {(tool, command | path | host)}: calls the user answered "always"
+    approved: set = field(default_factory=set)
+    granted: set = field(default_factory=set)  # {Path}: outside, the user let a call in
+    read: dict = field(default_factory=dict)  # {Path: (mtime_ns, sha256)}: as last seen
 
 
-SESSION = new_session()  # main() sets the mode
+# === s03 · permissions: one record per call ===
+@dataclass
+class Call:
+    """One tool call, as the gate, the rules, the sandbox and the tool see it. Its
+    facts are worked out once, here, when first asked for, and handed on: nothing
+    reads the settings or parses the command line again for the same call."""
+
+    name: str      # the tool, as it was called (ours, or Claude Code's name)
+    input: dict    # its input, checked against the tool's schema
+    id: str        # the tool_use id
+    agent: Agent   # whose call: its shell, its session
+
+    @functools.cached_property
+    def meta(self) -> dict:
+        """The tool's safety metadata (SAFE_DEFAULTS for what it does not say)."""
+        return tool_meta(self.name)
+
+    @property
+    def tool(self) -> str:
+        """The tool by our name (`Bash` -> `run_shell`)."""
+        return self.meta["tool"]
+
+    @functools.cached_property
+    def settings(self) -> dict:
+        """The permissions of the settings files, as they are for this call."""
+        return load_settings()
+
+    @functools.cached_property
+    def effects(self):
+        """A shell command's reading (bash_safety.ShellEffects, one parse): what
+        it runs, reads and writes, from where the agent's shell stands."""
+        return shell_effects(self.input["command"], shell_dir(self.agent))
 
 
-def reset_session() -> None:
-    """Forget everything this run learned (the tests start each case with this)."""
-    SESSION.clear()
-    SESSION.update(new_session())
+def reads_only(call: Call) -> bool:
+    """A shell command that provably changes nothing and reads inside the workspace
+    (bash_safety's is_read_only_command, on the call's one reading)."""
+    return not call.effects.problem and not call.effects.writes
 
 
 # === s03 · permissions: where a path really leads ===
@@ -229,12 +316,12 @@ def protected_target(target: str) -> str | None:
                     "(git, the agent or its hooks run it later)")
 
 
-def write_target(file_path: str) -> Path:
+def write_target(agent: Agent, file_path: str) -> Path:
     """safe_path for a file tool's write. The gate checked the path as written and
     where it led then; if a link on the way leads elsewhere now, that place is
     checked here, so a link swapped in since cannot lead the write anywhere
     protected (and atomic_write follows no link that appears after this)."""
-    path = safe_path(file_path)
+    path = safe_path(agent, file_path)
     written = os.path.normpath(Path.cwd() / os.path.expanduser(file_path))
     if str(path) != written and (why := protected_target(str(path))):
         raise ToolError(f"{file_path} leads through a symbolic link to "
@@ -247,9 +334,9 @@ class ToolError(Exception):
     """An expected failure; its message goes to the model as an is_error result."""
 
 
-def safe_path(path: str) -> Path:
+def safe_path(agent: Agent, path: str) -> Path:
     """Resolve `path` against the workspace; refuse anything that ends outside it,
-    unless the permission gate let this call reach it (SESSION["granted"])."""
+    unless the permission gate let this call reach it (agent.permissions.granted)."""
     workspace = Path.cwd().resolve()
     try:
         # resolve() follows symbolic links and `..`; for a new file it resolves
@@ -257,7 +344,7 @@ def safe_path(path: str) -> Path:
         full = (workspace / Path(path).expanduser()).resolve()
     except (OSError, RuntimeError) as e:  # e.g. a symlink loop
         raise ToolError(f"cannot resolve '{path}': {e}")
-    if not is_inside(full) and full not in SESSION["granted"]:
+    if not is_inside(full) and full not in agent.permissions.granted:
         raise ToolError(f"'{path}' resolves to {full}, outside the workspace "
                         f"{workspace}. File tools only work inside the workspace.")
     return full
@@ -326,24 +413,28 @@ def shape_result(tool_name: str, output: str, tool_use_id: str) -> str:
 NON_INTERACTIVE_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "MANPAGER": "cat",
                        "LESS": "-FRX", "GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true",
                        "EDITOR": "true", "TERM": "dumb", "PYTHONUNBUFFERED": "1"}
-# Where the next command starts: where the last ended, so a `cd` sticks (Claude Code's)
-SHELL = {"cwd": None}  # a Path in the workspace; None: the workspace itself
+# Where the next command starts: where the last ended, so a `cd` sticks (Claude
+# Code's). The agent keeps it (agent.shell).
 
 
-def shell_dir() -> Path:
-    """The folder the next command starts in: SHELL's while it exists, else the
-    workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
-    return SHELL["cwd"] if SHELL["cwd"] and SHELL["cwd"].is_dir() else Path.cwd()
+def shell_dir(agent: Agent) -> Path:
+    """The folder the agent's next command starts in: agent.shell while it exists,
+    else the workspace (Path.cwd(), with links resolved, as getcwd() gives it)."""
+    if agent.shell and agent.shell.is_dir():
+        return agent.shell
+    return Path.cwd()
 
 
-def move_shell(where) -> str:
+def move_shell(agent: Agent, where) -> str:
     """Keep the folder the command ended in (its EXIT trap wrote it to the file
     `where`) if it lies in the workspace; else go back there, and say so."""
-    ended, workspace = os.pread(where.fileno(), 4096, 0).decode().strip(), Path.cwd()
+    ended = os.pread(where.fileno(), 4096, 0).decode().strip()
+    workspace = Path.cwd()
     if ended and not Path(ended).is_relative_to(workspace):  # `cd /`, a link out
-        SHELL["cwd"] = None
+        agent.shell = None
         return f"\n[shell cwd was reset to {workspace}: {ended} is outside it]"
-    SHELL["cwd"] = Path(ended) if ended else SHELL["cwd"]  # "": killed, trap replaced
+    if ended:  # "": the command was killed, and its trap with it
+        agent.shell = Path(ended)
     return ""
 
 
@@ -383,20 +474,21 @@ def last_program(command: str) -> str | None:
     return words[start]
 
 
-def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
+def run_shell(agent: Agent, command: str, timeout: int = DEFAULT_TIMEOUT,
               dangerouslyDisableSandbox: bool = False) -> str:
-    """Run `command` with bash where the shell stands: its stdout, stderr and exit
-    code; CommandFailed with that text if it exits non-zero or times out."""
+    """Run `command` with bash where the agent's shell stands: its stdout, stderr and
+    exit code; CommandFailed with that text if it exits non-zero or times out."""
     seconds = max(1, min(int(timeout), MAX_TIMEOUT)) / 1000  # milliseconds, as Bash
+    cwd = shell_dir(agent)
     # subtle: output goes to temporary files, not pipes. A pipe would hold the whole
     # output in memory, and a background child that keeps the pipe open would make
     # us wait for it. Files cost no memory and we only wait for bash itself.
     with (tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err,
           tempfile.TemporaryFile() as where,
-          confine(command, dangerouslyDisableSandbox,
+          confine(command, cwd, dangerouslyDisableSandbox,
                   run=recorded(command, where)) as argv):
         proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=shell_dir(),
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd,
             pass_fds=[where.fileno()], env=command_env(),
             start_new_session=True)  # its own process group, so we can kill all of it
         try:
@@ -404,16 +496,28 @@ def run_shell(command: str, timeout: int = DEFAULT_TIMEOUT,
         except BaseException:  # Ctrl-C: never leave the command running behind us
             kill_group(proc)
             raise
-        stdout, stderr, moved = (head_and_tail(out, name="stdout"),
-                                 head_and_tail(err, name="stderr"), move_shell(where))
+        stdout = head_and_tail(out, name="stdout")
+        stderr = head_and_tail(err, name="stderr")
+        moved = move_shell(agent, where)
     parts = [stdout] if stdout else []
     parts += [f"--- stderr ---\n{stderr}"] if stderr else []
-    answer = status == "exit code: 1" and EXIT_1_MEANS.get(last_program(command))
-    status += f" ({answer})" if answer else ""  # grep found nothing: an answer
-    text = "\n".join((parts or ["(no output)"]) + [f"[{status}]"]) + moved
-    if status != "exit code: 0" and not answer:  # as Claude Code: a failure, an error
-        raise CommandFailed(text)
-    return text
+    text = "\n".join((parts or ["(no output)"]) + [f"[{ending(status, command)}]"])
+    if not succeeded(status, command):  # as Claude Code: a failure is an error
+        raise CommandFailed(text + moved)
+    return text + moved
+
+
+def succeeded(status: int | str, command: str) -> bool:
+    """Exit 0, or an exit 1 that answers (grep found nothing); not a kill."""
+    return status == 0 or status == 1 and bool(EXIT_1_MEANS.get(last_program(command)))
+
+
+def ending(status: int | str, command: str) -> str:
+    """How the command ended, as the model reads it: `exit code: 1 (no match)`."""
+    if isinstance(status, str):  # killed: why
+        return status
+    answer = EXIT_1_MEANS.get(last_program(command)) if status == 1 else None
+    return f"exit code: {status}" + (f" ({answer})" if answer else "")
 
 
 def kill_group(proc: subprocess.Popen) -> None:
@@ -423,13 +527,14 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def wait_for(proc: subprocess.Popen, seconds: float, *files) -> str:
-    """Wait for the command: its status. Past `seconds`, or past MAX_OUTPUT_BYTES of
-    output on disk (`seq 1 20000000` writes 169 MB), kill it and all it started."""
+def wait_for(proc: subprocess.Popen, seconds: float, *files) -> int | str:
+    """Wait for the command: its exit code, or (a str) why it was killed. Past
+    `seconds`, or past MAX_OUTPUT_BYTES of output on disk (`seq 1 20000000` writes
+    169 MB), kill it and all it started."""
     deadline = time.monotonic() + seconds
     while (left := deadline - time.monotonic()) > 0:
         try:
-            return f"exit code: {proc.wait(timeout=min(left, 0.1))}"
+            return proc.wait(timeout=min(left, 0.1))
         except subprocess.TimeoutExpired:
             if sum(os.fstat(f.fileno()).st_size for f in files) > MAX_OUTPUT_BYTES:
                 kill_group(proc)
@@ -473,9 +578,10 @@ def head_and_tail(f, limit: int = MAX_OUTPUT_CHARS, name: str = "output") -> str
 
 
 # === s02 · read_file: numbered lines, a window at a time ===
-def read_file(file_path: str, offset: int = 1, limit: int = READ_LIMIT) -> str:
+def read_file(agent: Agent, file_path: str, offset: int = 1,
+              limit: int = READ_LIMIT) -> str:
     """Numbered lines of a text file, from line `offset`, at most `limit` of them."""
-    path = safe_path(file_path)
+    path = safe_path(agent, file_path)
     if not path.exists():
         raise ToolError(f"file not found: {file_path}")
     if path.is_dir():
@@ -544,8 +650,8 @@ def open_regular(path: Path) -> int:
 
 
 # === s02 · write_file: atomic, or not at all ===
-def write_file(file_path: str, content: str) -> str:
-    path = write_target(file_path)
+def write_file(agent: Agent, file_path: str, content: str) -> str:
+    path = write_target(agent, file_path)
     if path.is_dir():
         raise ToolError(f"{file_path} is a directory.")
     verb = "Overwrote" if path.exists() else "Created"
@@ -579,10 +685,10 @@ QUOTES_FOLDED = (" (old_string matched once its quotes were made straight; the f
                  "own quotes were kept)")
 
 
-def edit_file(file_path: str, old_string: str, new_string: str,
+def edit_file(agent: Agent, file_path: str, old_string: str, new_string: str,
               replace_all: bool = False) -> str:
     """Replace `old_string` with `new_string`; refuse anything ambiguous."""
-    path, text, updated, data = plan_edit(file_path, old_string, new_string,
+    path, text, updated, data = plan_edit(agent, file_path, old_string, new_string,
                                           replace_all)
     atomic_write(path, data)
     if text is None:  # empty old_string, no file: a new file
@@ -721,9 +827,9 @@ def ripgrep(args: list, cwd: Path | None = None):
 
 
 # === s02 · list_files: files by glob, newest first ===
-def list_files(pattern: str, path: str = ".") -> str:
+def list_files(agent: Agent, pattern: str, path: str = ".") -> str:
     """Files matching a glob under `path`, newest first; no .git, no ignored files."""
-    base = safe_path(path)
+    base = safe_path(agent, path)
     if not base.is_dir():
         raise ToolError(f"{path} is not a directory.")
     # The pattern is anchored at `path` ("/" + pattern) and read as gitignore reads
@@ -746,9 +852,10 @@ def list_files(pattern: str, path: str = ".") -> str:
 
 
 # === s02 · grep_search: ripgrep, streamed and capped ===
-def grep_search(pattern: str, path: str = ".", include: str | None = None) -> str:
+def grep_search(agent: Agent, pattern: str, path: str = ".",
+                include: str | None = None) -> str:
     """Lines matching a regular expression, as file:line:text, capped."""
-    base = safe_path(path)
+    base = safe_path(agent, path)
     if not base.exists():
         raise ToolError(f"path not found: {path}")
     if not base.is_dir():  # a FIFO named here would keep ripgrep waiting forever
@@ -796,7 +903,7 @@ class SameHostRedirects(urllib.request.HTTPRedirectHandler):
 
 
 # === s02 · web_fetch: a page as text ===
-def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
+def web_fetch(agent: Agent, url: str, max_length: int = MAX_RESULT_CHARS) -> str:
     """An http(s) page as text, its HTML as Markdown."""
     if urlparse(url).scheme not in ("http", "https") or not urlparse(url).netloc:
         raise ToolError(f"web_fetch takes http:// or https:// URLs only, not {url!r}.")
@@ -833,7 +940,7 @@ def web_fetch(url: str, max_length: int = MAX_RESULT_CHARS) -> str:
 # description, and a type and a description for each field), the function that runs
 # it, and (s03) the safety metadata the permission gate asks, per input.
 TOOLS: list = []          # the schemas sent to the API, in the order registered
-TOOL_HANDLERS: dict = {}  # tool name -> function; the input's fields are its arguments
+TOOL_HANDLERS: dict = {}  # tool name -> function(agent, **the input's fields)
 TOOL_BY_NAME: dict = {}   # tool name -> its schema, as in TOOLS
 TOOL_META: dict = {}      # tool name -> {"names": Claude Code's, "is_read_only": ...}
 FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
@@ -857,9 +964,10 @@ def register(handler, description: str, fields: dict, required: tuple = (),
 PATH = (str, "A path inside the workspace; relative paths start at its root.")
 SANDBOX_OFF = ("Run outside the sandbox (network, writes outside the workspace). Only "
                "when a command failed in it; the user is always asked.")  # s03
-READS = {"is_read_only": lambda i: True, "is_destructive": lambda i: None}  # s03
-EDITS = {"is_read_only": lambda i: False,  # s03: dangerous where an edit runs code
-         "is_destructive": lambda i: protected_target(path_of(i))}
+READS = {"is_read_only": lambda call: True,  # s03
+         "is_destructive": lambda call: None}
+EDITS = {"is_read_only": lambda call: False,  # s03: dangerous where an edit runs code
+         "is_destructive": lambda call: protected_target(path_of(call.input))}
 register(run_shell, "Run a shell command where the last one ended (a `cd` sticks, "
          "inside the workspace); returns stdout, stderr and the exit code "
          "(non-zero: an error, but exit 1 of grep, diff or test answers). Stdin is "
@@ -869,11 +977,11 @@ register(run_shell, "Run a shell command where the last one ended (a `cd` sticks
           "timeout": (int, "Milliseconds before it is killed."),
           "dangerouslyDisableSandbox": (bool, SANDBOX_OFF)},
          ["command"], names=("Bash",),
-         is_read_only=lambda i: is_read_only_command(i["command"], shell_dir())
-         and not unsandboxed(i),  # the shell's folder: where its relative paths point
-         is_destructive=lambda i: ("it asks to run outside the sandbox"
-                                   if unsandboxed(i) else dangerous_reason(
-                                       i["command"], protected_target, shell_dir())))
+         is_read_only=lambda call: reads_only(call) and not unsandboxed(call),
+         is_destructive=lambda call: ("it asks to run outside the sandbox"
+                                      if unsandboxed(call) else dangerous_reason(
+                                          call.input["command"], protected_target,
+                                          shell_dir(call.agent))))
 register(read_file, f"Read a text file with line numbers. Returns up to {READ_LIMIT} "
          "lines from `offset`; use offset/limit to read on.",
          {"file_path": PATH, "offset": (int, "The 1-based line to start at."),
@@ -934,8 +1042,9 @@ def validate_input(schema: dict, args) -> str | None:
 
 # === s03 · permissions: tool metadata and its safe defaults ===
 # What the gate needs to know about each tool (registered with it, in TOOL_META),
-# decided per input: `run_shell` is read-only for `git status`, not for `git push`.
-# `is_destructive` returns why a call is dangerous (a non-empty string) or None.
+# decided per call (its Call record): `run_shell` is read-only for `git status`, not
+# for `git push`. `is_destructive` says why a call is dangerous (a non-empty string)
+# or None.
 def path_of(tool_input: dict) -> str:
     return tool_input.get("file_path") or tool_input.get("path") or "."
 
@@ -943,8 +1052,8 @@ def path_of(tool_input: dict) -> str:
 # subtle: a tool that declares nothing gets these. Both err on the safe side: if we
 # guessed "read-only" for a tool that deletes, plan mode would run it unasked. A
 # wrong "not read-only" only costs a question.
-SAFE_DEFAULTS = {"names": (), "is_read_only": lambda i: False,
-                 "is_destructive": lambda i: "the tool declares no safety metadata"}
+SAFE_DEFAULTS = {"names": (), "is_read_only": lambda call: False,
+                 "is_destructive": lambda call: "the tool declares no safety metadata"}
 PATH_TOOLS = {"read_file", "write_file", "edit_file", "list_files", "grep_search"}
 EDIT_TOOLS = {"write_file", "edit_file"}
 
@@ -957,10 +1066,10 @@ def tool_meta(name: str) -> dict:
     return {**SAFE_DEFAULTS, "tool": name}
 
 
-def ask_meta(meta: dict, question: str, tool_input: dict, failed):
-    """Ask a metadata function; if it fails, take the safe answer."""
+def ask_meta(call: Call, question: str, failed):
+    """Ask a metadata function about this call; if it fails, take the safe answer."""
     try:
-        return meta[question](tool_input)
+        return call.meta[question](call)
     except Exception:
         return failed
 
@@ -973,16 +1082,23 @@ SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
 def load_settings() -> dict:
     """The `permissions` of the workspace's settings files, merged (rules.py reads
     them): rules add up, the local file's defaultMode wins, a broken file is named."""
-    return read_permissions(SETTINGS_FILES)
+    return read_permissions(read_settings(SETTINGS_FILES))
 
 
-def rule_applies(rule: str, tool: str, tool_input: dict, deny=True) -> str | None:
+def sandbox_config() -> dict:
+    """The `sandbox` blocks of the settings files, over sandbox.py's defaults."""
+    return sandbox_settings(list(read_settings(SETTINGS_FILES).values()))
+
+
+def rule_applies(rule: str, call: Call, deny=True) -> str | None:
     """Does a rule match this call? None if not, else a note on how ("" when it
     plainly matches). A shell command answers Bash rules for every command it
     runs, Read rules for the paths it reads, Edit rules for its writes."""
     name, content = parse_rule(rule)
+    tool, tool_input = call.tool, call.input
     if tool == "run_shell" and name in ("Read", "Edit", "Write") and content:
-        return shell_path_rule(name, content, tool_input["command"], shell_dir())
+        return shell_path_rule(name, content, call.input["command"],
+                               effects=call.effects)
     if name != tool and name not in tool_meta(tool)["names"]:
         return None
     if content in (None, "*", ""):
@@ -1007,17 +1123,18 @@ def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
     return [resolved, Path(written)] if deny else [resolved]
 
 
-def permission_summary() -> str:
+def permission_summary(agent: Agent) -> str:
     """One line: the mode in force, where it came from, and the rules loaded."""
     settings = load_settings()
-    mode = current_mode(settings)
-    source = ("from --permission-mode" if SESSION["mode"] else "from .claude/settings"
-              if settings["defaultMode"] == mode else "no flag or setting chose one")
+    mode = current_mode(agent, settings)
+    source = ("from --permission-mode" if agent.permissions.mode
+              else "from .claude/settings" if settings["defaultMode"] == mode
+              else "no flag or setting chose one")
     rules = ", ".join(f"{len(settings[k])} {k}" for k in ("allow", "deny", "ask"))
     problems = "".join(f"\n  ignored a broken settings file: {p}"
                        for p in settings["problems"])
     return (f"permission mode: {mode} ({source}); rules: {rules}{problems}\n"
-            f"{sandbox_summary(sandbox_settings(SETTINGS_FILES))}")
+            f"{sandbox_summary(sandbox_config())}")
 
 
 # === s03 · sandbox: what a shell command can touch ===
@@ -1033,11 +1150,13 @@ def permission_summary() -> str:
 # model may ask to run it outside (`dangerouslyDisableSandbox`: always asks, in
 # every mode). Settings: Claude Code's `sandbox` keys.
 @contextlib.contextmanager
-def confine(command: str, unsandboxed: bool = False, run: str | None = None):
+def confine(command: str, cwd: Path, unsandboxed: bool = False,
+            run: str | None = None):
     """What runs `command` (as the text `run`, if given), for as long as it runs: bash
-    inside the sandbox, where the shell stands, or bash alone if the user let it out
-    or no sandbox can start (an error if sandbox.failIfUnavailable is set)."""
-    settings = sandbox_settings(SETTINGS_FILES)
+    inside the sandbox, in `cwd` (where the shell stands), or bash alone if the user
+    let it out or no sandbox can start (an error if sandbox.failIfUnavailable is
+    set)."""
+    settings = sandbox_config()
     missing = sandbox_missing(settings)
     if missing and settings["enabled"] and settings["failIfUnavailable"]:
         raise ToolError(f"no sandbox ({missing}) and sandbox.failIfUnavailable is set")
@@ -1045,7 +1164,7 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
         yield ["bash", "-c", run or command]
         return
     workspace, files = Path.cwd().resolve(), settings["filesystem"]
-    writes = not is_read_only_command(command, shell_dir())
+    writes = not is_read_only_command(command, cwd)
     programs = agent_programs() if writes else []  # in the workspace: read-only
     try:  # sandbox.py finds the paths; fail closed if it cannot (nothing runs)
         denied, named = walk_workspace(
@@ -1061,7 +1180,7 @@ def confine(command: str, unsandboxed: bool = False, run: str | None = None):
     read_only = [*protected, *(resolve_path(p) for p in files.get("denyWrite", []))]
     with placeholders(protected):
         yield argv_for(run or command, writable if writes else [], read_only, hidden,
-                       workspace, shell_dir())
+                       workspace, cwd)
 
 
 def agent_programs() -> list:
@@ -1099,82 +1218,111 @@ def command_env() -> dict:
             **NON_INTERACTIVE_ENV}
 
 
-def unsandboxed(tool_input: dict) -> bool:
+def unsandboxed(call: Call) -> bool:
     """Does this call ask to run outside a sandbox that could start, and may it?"""
-    settings = sandbox_settings(SETTINGS_FILES)
-    return (bool(tool_input.get("dangerouslyDisableSandbox"))
-            and not sandbox_missing(settings) and settings["allowUnsandboxedCommands"])
+    if not call.input.get("dangerouslyDisableSandbox"):
+        return False
+    settings = sandbox_config()
+    return not sandbox_missing(settings) and settings["allowUnsandboxedCommands"]
 
 
 # === s03 · permissions: decide_permission, the order is the policy ===
-def decide_permission(tool_name: str, tool_input: dict, mode: str,
-                      rules: dict) -> tuple[str, str]:
-    """("allow" | "deny" | "ask", reason) for one call, before anyone is asked."""
-    try:  # it never raises: a check that fails, on any input, asks
-        return decide(tool_name, tool_input, mode, rules)[:2]
+class Source(Enum):
+    """Which step of the gate decided: an "always" answer skips only some."""
+
+    MODE = "mode"        # the permission mode
+    RULE = "rule"        # an allow, deny or ask rule
+    DANGER = "danger"    # a dangerous call: it asks in every mode
+    OUTSIDE = "outside"  # a path outside the workspace
+    HOOK = "hook"        # s04: a PreToolUse hook's decision
+    GUARD = "guard"      # a check failed on this input: the guard asks instead
+
+
+class Decision(NamedTuple):
+    behavior: str   # "allow" | "deny" | "ask", as Claude Code says it
+    reason: str     # why, in words the user and the model read
+    source: Source  # which step decided
+
+
+def decide_permission(call: Call, mode: str, rules: dict) -> Decision:
+    """The decision for one call, before anyone is asked: what the gate calls, and
+    the one guard around it. It never raises: a check that fails, on any input,
+    asks."""
+    try:
+        return decide(call, mode, rules)
     except NotImplementedError:  # unfinished code (an exercise's stub), not bad input
         raise
-    except Exception as e:  # subtle: fail closed, as execute_tool does
-        return "ask", f"the permission check failed ({type(e).__name__}: {e})"
+    except Exception as e:  # subtle: fail closed
+        why = f"the permission check failed ({type(e).__name__}: {e})"
+        return Decision("ask", why, Source.GUARD)
 
 
 @within_budget  # past DECISION_SECONDS every check is Unanalysable: it asks
-def decide(tool_name: str, tool_input: dict, mode: str, rules: dict) -> tuple:
-    """The gate, in order; the first step to decide wins: (decision, reason, source)."""
-    tool = (meta := tool_meta(tool_name))["tool"]
+def decide(call: Call, mode: str, rules: dict) -> Decision:
+    """The gate, in order; the first step to decide wins."""
+    tool, tool_input = call.tool, call.input
     if mode not in PERMISSION_MODES:
-        return "deny", f"unknown permission mode {mode!r}", "mode"
-    read_only = ask_meta(meta, "is_read_only", tool_input, False)
-    danger = ask_meta(meta, "is_destructive", tool_input, "its safety check failed")
+        return Decision("deny", f"unknown permission mode {mode!r}", Source.MODE)
+    read_only = ask_meta(call, "is_read_only", False)
+    danger = ask_meta(call, "is_destructive", "its safety check failed")
     # 1. deny rules, in every mode; first match wins, specificity does not matter.
-    if rule := first_rule(rules.get("deny", []), tool, tool_input):
-        return "deny", f"deny rule {rule}", "rule"
-    if tool == "run_shell" and (hidden := denied_inside(tool_input["command"], rules,
-                                                        shell_dir())):
-        return "ask", hidden, "rule"  # `grep -r x .` would read a file a rule denies
+    if rule := first_rule(rules.get("deny", []), call):
+        return Decision("deny", f"deny rule {rule}", Source.RULE)
+    if tool == "run_shell" and (hidden := denied_inside(
+            tool_input["command"], rules, effects=call.effects)):
+        # `grep -r x .` would read a file a rule denies
+        return Decision("ask", hidden, Source.RULE)
     # 2. plan mode: nothing but read-only calls, whatever the allow rules say.
     if mode == "plan" and not read_only:
-        return "deny", ("plan mode: only read-only calls run, "
-                        f"and this {tool} call is not one"), "mode"
+        return Decision("deny", ("plan mode: only read-only calls run, "
+                                 f"and this {tool} call is not one"), Source.MODE)
     # 3. ask rules, then dangerous calls: both ask in every mode.
-    if rule := first_rule(rules.get("ask", []), tool, tool_input):
-        return "ask", f"ask rule {rule}", "rule"
+    if rule := first_rule(rules.get("ask", []), call):
+        return Decision("ask", f"ask rule {rule}", Source.RULE)
     if danger:
-        return "ask", f"dangerous: {danger}", "danger"
+        return Decision("ask", f"dangerous: {danger}", Source.DANGER)
     # 4. allow rules; a shell command is judged part by part.
     if tool == "run_shell" and mode != "bypassPermissions":
-        return shell_decision(tool_input, mode, rules)
-    if rule := first_rule(rules.get("allow", []), tool, tool_input, deny=False):
-        return "allow", f"allow rule {rule}", "rule"
+        return shell_decision(call, mode, rules)
+    if rule := first_rule(rules.get("allow", []), call, deny=False):
+        return Decision("allow", f"allow rule {rule}", Source.RULE)
     # 5. the mode decides the rest.
+    return mode_decision(call, mode, read_only)
+
+
+def mode_decision(call: Call, mode: str, read_only: bool) -> Decision:
+    """The last step: no rule decided, so the mode does."""
+    tool, tool_input = call.tool, call.input
     if mode == "bypassPermissions":
-        return "allow", "bypassPermissions mode", "mode"
+        return Decision("allow", "bypassPermissions mode", Source.MODE)
     if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
-        return "ask", f"{path_of(tool_input)} is outside the workspace", "outside"
+        return Decision("ask", f"{path_of(tool_input)} is outside the workspace",
+                        Source.OUTSIDE)
     if tool == "web_fetch":
-        return "ask", ("web_fetch reaches the network "
-                       f"({url_host(tool_input['url'])})"), "mode"
+        host = url_host(tool_input["url"])
+        return Decision("ask", f"web_fetch reaches the network ({host})", Source.MODE)
     if read_only:
-        return "allow", "read-only tool", "mode"
+        return Decision("allow", "read-only tool", Source.MODE)
     if mode == "acceptEdits" and tool in EDIT_TOOLS:
-        return "allow", "acceptEdits mode: a file edit inside the workspace", "mode"
-    return "ask", f"{mode} mode: {tool} changes files", "mode"
+        return Decision("allow", "acceptEdits mode: a file edit inside the workspace",
+                        Source.MODE)
+    return Decision("ask", f"{mode} mode: {tool} changes files", Source.MODE)
 
 
-def first_rule(rules: list, tool: str, tool_input: dict, deny=True) -> str | None:
+def first_rule(rules: list, call: Call, deny=True) -> str | None:
     for rule in rules:
-        if (note := rule_applies(rule, tool, tool_input, deny)) is not None:
+        if (note := rule_applies(rule, call, deny)) is not None:
             return rule + note
     return None
 
 
-def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, str]:
+def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
     """A command line runs unasked only if every command in it is read-only or
     allowed by a Bash rule, and every redirection writes where an Edit rule or
     acceptEdits lets it."""
-    effects, used = shell_effects(tool_input["command"], shell_dir()), []
+    effects, used = call.effects, []
     if not effects.parts:
-        return "ask", f"{mode} mode: {effects.problem}", "mode"
+        return Decision("ask", f"{mode} mode: {effects.problem}", Source.MODE)
     for cmd, problem in effects.parts:
         text = " ".join(w.text for w in cmd.words)
         inner = " ".join(w.text for w in unwrapped(cmd).words)  # timeout 30 x -> x
@@ -1182,29 +1330,30 @@ def shell_decision(tool_input: dict, mode: str, rules: dict) -> tuple[str, str, 
                      if parse_rule(r)[0] in ("Bash", "run_shell")
                      and command_rule_matches(parse_rule(r)[1] or "*", inner)), None)
         if rule is None and problem:
-            return "ask", (f"{mode} mode: '{text[:80]}' is not read-only: "
-                           f"{problem}"), "mode"
+            why = f"{mode} mode: '{text[:80]}' is not read-only: {problem}"
+            return Decision("ask", why, Source.MODE)
         used += [rule] if rule and rule not in used else []
     for path in effects.writes:
         rule = next((r for r in rules.get("allow", [])
                      if parse_rule(r)[0] in ("Edit", "Write")
                      and path_rule_matches(parse_rule(r)[1] or "**", path)), None)
         if rule is None and not (mode == "acceptEdits" and is_inside(path.resolve())):
-            return "ask", f"{mode} mode: it writes {display(path)}", "mode"
+            return Decision("ask", f"{mode} mode: it writes {display(path)}",
+                            Source.MODE)
         used += [rule] if rule and rule not in used else []
     if used:
-        return "allow", f"allow rule {' + '.join(used)}", "rule"
+        return Decision("allow", f"allow rule {' + '.join(used)}", Source.RULE)
     if effects.problem:  # a loop, a function, an assignment ...
-        return "ask", f"{mode} mode: {effects.problem}", "mode"
+        return Decision("ask", f"{mode} mode: {effects.problem}", Source.MODE)
     if effects.writes:
-        return "allow", ("acceptEdits mode: its redirections write inside the "
-                         "workspace"), "mode"
-    return "allow", "read-only command", "mode"
+        return Decision("allow", "acceptEdits mode: its redirections write inside "
+                        "the workspace", Source.MODE)
+    return Decision("allow", "read-only command", Source.MODE)
 
 
 # === s03 · permissions: asking the user ===
-def current_mode(settings: dict) -> str:
-    mode = SESSION["mode"] or settings.get("defaultMode") or "default"
+def current_mode(agent: Agent, settings: dict) -> str:
+    mode = agent.permissions.mode or settings.get("defaultMode") or "default"
     return mode if mode in PERMISSION_MODES else "default"
 
 
@@ -1243,43 +1392,45 @@ def describe_call(tool_name: str, tool_input: dict) -> str:
     return f"{tool_name}({args if len(args) <= 300 else args[:297] + '...'})"
 
 
-def approval_key(tool: str, tool_input: dict) -> tuple:
-    if tool == "run_shell":
-        return tool, tool_input["command"]
-    if tool == "web_fetch":
-        return tool, url_host(tool_input["url"])
-    return tool, str(resolve_path(path_of(tool_input)))
+def approval_key(call: Call) -> tuple:
+    """What an "always" answer covers: this command, host or path, for this tool."""
+    if call.tool == "run_shell":
+        return call.tool, call.input["command"]
+    if call.tool == "web_fetch":
+        return call.tool, url_host(call.input["url"])
+    return call.tool, str(resolve_path(path_of(call.input)))
 
 
 DENIED = ("Permission denied: ", "Blocked by a PreToolUse hook: ")  # shown already
 
 
-def check_permission(tool_name: str, tool_input: dict,
-                     hook: dict | None = None) -> str | None:
+# The steps whose question an "always" answer may skip next time in this session
+REMEMBERED = (Source.MODE, Source.OUTSIDE)
+
+
+def check_permission(call: Call, hook: dict | None = None) -> str | None:
     """None if the call may run; else the message that tells the model why not."""
-    settings = load_settings()
-    mode = current_mode(settings)
-    decision, reason, source = decide(tool_name, tool_input, mode, settings)
-    decision, reason, source = hook_and_gate(hook, decision, reason, source)
-    tool = tool_meta(tool_name)["tool"]
-    key, shown = approval_key(tool, tool_input), None
-    if (decision == "ask" and source in ("mode", "outside")
-            and key in SESSION["approved"]):
+    permissions = call.agent.permissions
+    gate = decide_permission(call, current_mode(call.agent, call.settings),
+                             call.settings)
+    decision, reason, source = hook_and_gate(hook, gate)
+    key, shown = approval_key(call), None
+    if decision == "ask" and source in REMEMBERED and key in permissions.approved:
         decision, reason = "allow", "approved earlier this session (always)"
     elif decision == "ask":
-        answer, why = ask_user(tool_name, tool_input, reason,
-                               source in ("mode", "outside"))
+        answer, why = ask_user(call.name, call.input, reason, source in REMEMBERED)
         if answer == "always":
-            SESSION["approved"].add(key)
+            permissions.approved.add(key)
         shown = why if stdin_is_interactive() else None  # it showed the reason
         decision, reason = ("allow" if answer != "no" else "deny"), f"{reason}; {why}"
     show_decision(decision, shown or reason)
     if decision != "allow":
-        return (f"{DENIED[0]}{describe_call(tool_name, tool_input)} "
+        return (f"{DENIED[0]}{describe_call(call.name, call.input)} "
                 f"was not run. Why: {reason}. Do not retry the same call; "
                 "find another way or ask the user.")
-    if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
-        SESSION["granted"].add(resolve_path(path_of(tool_input)))  # let it through
+    path = resolve_path(path_of(call.input))
+    if call.tool in PATH_TOOLS and not is_inside(path):
+        permissions.granted.add(path)  # let it through
     return None
 
 
@@ -1298,15 +1449,16 @@ def fingerprint(path: Path) -> tuple[int, str]:
     return path.stat().st_mtime_ns, digest.hexdigest()
 
 
-def check_read_before_edit(tool: str, tool_input: dict) -> str | None:
+def check_read_before_edit(call: Call) -> str | None:
     """Refuse to change an existing file the agent has not read, or that changed
     on disk since it did: its edit would be based on text that is not there."""
-    if tool not in EDIT_TOOLS:
+    if call.tool not in EDIT_TOOLS:
         return None
+    tool_input, agent = call.input, call.agent
     path = resolve_path(tool_input["file_path"])
     if not path.is_file():
         return None  # a new file: nothing to have read
-    seen = SESSION["read"].get(path)
+    seen = agent.permissions.read.get(path)
     if seen is None:
         return (f"{tool_input['file_path']} exists and has not been read in this "
                 "session. Read it first with read_file, then edit it.")
@@ -1315,16 +1467,16 @@ def check_read_before_edit(tool: str, tool_input: dict) -> str | None:
         if now[1] != seen[1]:
             return (f"{tool_input['file_path']} was modified since you read it (by the "
                     "user or a command). Read it again before editing.")
-        SESSION["read"][path] = now  # only touched: the content is what we read
+        agent.permissions.read[path] = now  # only touched: the content is what we read
     return None
 
 
-def remember_file(tool: str, tool_input: dict) -> None:
+def remember_file(call: Call) -> None:
     """After a successful read or write: this is the file as the agent knows it."""
-    if tool in ("read_file", "write_file", "edit_file"):
-        path = resolve_path(tool_input["file_path"])
+    if call.tool in ("read_file", "write_file", "edit_file"):
+        path = resolve_path(call.input["file_path"])
         if path.is_file():
-            SESSION["read"][path] = fingerprint(path)
+            call.agent.permissions.read[path] = fingerprint(path)
 
 
 # === s04 · hooks: the settings ===
@@ -1338,11 +1490,11 @@ def load_hooks() -> dict:
     """{event: [matcher group, ...]} from both settings files (SETTINGS_FILES, as for
     the permission rules): the groups add up. A broken file is reported and skipped."""
     merged = {event: [] for event in HOOK_EVENTS}
-    for name in SETTINGS_FILES:
-        if not (file := Path.cwd() / name).is_file():
-            continue
+    for name, data in read_settings(SETTINGS_FILES).items():
         try:
-            hooks = json.loads(file.read_text(encoding="utf-8")).get("hooks") or {}
+            if isinstance(data, Exception):
+                raise data
+            hooks = data.get("hooks") or {}
             found = {event: [g for g in hooks.get(event) or [] if isinstance(g, dict)]
                      for event in dict.fromkeys([*HOOK_EVENTS, *hooks])}
         except (ValueError, OSError, AttributeError, TypeError) as e:
@@ -1435,25 +1587,26 @@ def trust_the_folder() -> bool:
                           stdin_is_interactive(), say=lambda t: print(printable(t)))
 
 
-def show_start() -> None:
+def show_start(agent: Agent) -> None:
     """How a run starts: the folder's trust asked (once), then the rules and the
     hooks in force, which say whether they run."""
     trust_the_folder()
-    print(permission_summary(), hooks_summary(), sep="\n")
+    print(permission_summary(agent), hooks_summary(), sep="\n")
 
 
 # === s04 · hooks: running one hook ===
-def hook_payload(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
-                 **extra) -> dict:
+def hook_payload(event: str, call: Call, **extra) -> dict:
     """What a hook reads on stdin: Claude Code's fields, with absolute paths."""
     absolute = {k: os.path.normpath(Path.cwd() / os.path.expanduser(v))
                 if k in ("file_path", "path") and isinstance(v, str) else v
-                for k, v in tool_input.items()}
-    return {"session_id": SESSION["session_id"],
+                for k, v in call.input.items()}
+    agent = call.agent
+    return {"session_id": agent.session_id,
             "transcript_path": "",  # we keep no transcript file
-            "cwd": str(shell_dir()), "permission_mode": current_mode(load_settings()),
-            "hook_event_name": event, "tool_name": claude_code_name(tool_name),
-            "tool_input": absolute, "tool_use_id": tool_use_id, **extra}
+            "cwd": str(shell_dir(agent)),
+            "permission_mode": current_mode(agent, call.settings),
+            "hook_event_name": event, "tool_name": claude_code_name(call.name),
+            "tool_input": absolute, "tool_use_id": call.id, **extra}
 
 
 def run_hook(command: str, payload: dict, timeout: float) -> dict:
@@ -1564,17 +1717,16 @@ def read_json_answer(event: str, command: str, data: dict, answer: dict) -> dict
 STRENGTH = {"deny": 3, "ask": 2, "allow": 1, None: 0}  # several hooks: strongest wins
 
 
-def run_hooks(event: str, tool_name: str, tool_input: dict, tool_use_id: str,
-              **extra) -> dict:
+def run_hooks(event: str, call: Call, **extra) -> dict:
     """Run every hook for this event and tool, then combine their answers so that
     their order never matters: deny > ask > allow, any stop stops, texts add up."""
-    payload = hook_payload(event, tool_name, tool_input, tool_use_id, **extra)
-    answers = []
-    for command, timeout in hooks_for(event, tool_name):
+    payload = hook_payload(event, call, **extra)
+    answers, quiet = [], call.agent.quiet
+    for command, timeout in hooks_for(event, call.name):
         answer = read_answer(event, command, run_hook(command, payload, timeout))
         label = hook_label(command)
         if answer["shown"] == "exit 0":  # passed, said nothing: counted for the task
-            SESSION["quiet"][label] = SESSION["quiet"].get(label, 0) + 1
+            quiet[label] = quiet.get(label, 0) + 1
         else:
             show_hook_line(f"{event} {label}: {answer['shown']}", answer["error"])
         answers.append(answer)
@@ -1619,12 +1771,12 @@ def hook_label(command: str) -> str:
     return f"`{command}`" if len(command) <= 40 else f"`{command[:37]}...`"
 
 
-def show_quiet_hooks() -> None:
+def show_quiet_hooks(agent: Agent) -> None:
     """After a task, in one line: the hooks that passed without a word."""
-    if SESSION["quiet"]:  # an audit hook on every call would fill the screen
+    if agent.quiet:  # an audit hook on every call would fill the screen
         show_hook_line("hooks that passed without a word: " + ", ".join(
-            f"{label} x{runs}" for label, runs in SESSION["quiet"].items()))
-    SESSION["quiet"] = {}
+            f"{label} x{runs}" for label, runs in agent.quiet.items()))
+    agent.quiet = {}
 
 
 def show_hook_line(text: str, error: bool = False) -> None:
@@ -1635,64 +1787,64 @@ def show_hook_line(text: str, error: bool = False) -> None:
 
 
 # === s04 · hooks: in the gate, and after the call ===
-def pre_tool_use(block) -> dict:
-    """PreToolUse hooks for one call. Adds to their combined answer: "input" (what
-    the call runs with) and "blocked" (the is_error text if it must not run)."""
-    hook = run_hooks("PreToolUse", block.name, block.input, block.id)
-    hook.update(input=block.input, blocked=None)
+def pre_tool_use(call: Call) -> dict:
+    """PreToolUse hooks for one call. Adds to their combined answer: "call" (the
+    record the call runs with: a new one for a hook's input) and "blocked" (the
+    is_error text if it must not run)."""
+    hook = run_hooks("PreToolUse", call)
+    hook.update(call=call, blocked=None)
     if hook["stop"]:
-        SESSION["stop"] = hook["stop"]
+        call.agent.stop = hook["stop"]
         hook["blocked"] = "Not run: a hook stopped the agent."
     elif hook["decision"] == "deny":  # its hook line said why: not said again
         hook["blocked"] = f"{DENIED[1]}{capped(hook['reason'])}"
     elif hook["updated_input"] is not None:
-        if problem := validate_input(TOOL_BY_NAME[block.name]["input_schema"],
+        if problem := validate_input(TOOL_BY_NAME[call.name]["input_schema"],
                                      hook["updated_input"]):
             hook["blocked"] = ("Error: a PreToolUse hook's updatedInput is invalid: "
                                f"{problem}.")
-        else:
-            hook["input"] = hook["updated_input"]
-            show_hook_line(f"input now: {describe_call(block.name, hook['input'])}")
+        else:  # another input: its facts are worked out anew
+            hook["call"] = Call(call.name, hook["updated_input"], call.id, call.agent)
+            show_hook_line(f"input now: {describe_call(call.name, hook['call'].input)}")
     if hook["blocked"]:
         hook["blocked"] += hook_note("hook-context", hook["context"])
     return hook
 
 
-def hook_and_gate(hook: dict, decision: str, reason: str,
-                  source: str) -> tuple[str, str, str]:
+def hook_and_gate(hook: dict | None, gate: Decision) -> Decision:
     """Join a PreToolUse hook's decision to the gate's. A hook's ask forces a prompt;
     its allow saves the prompt that the mode asks for, never a deny or an ask rule."""
-    if not hook or not hook["decision"] or decision == "deny":
-        return decision, reason, source
+    if not hook or not hook["decision"] or gate.behavior == "deny":
+        return gate
     if hook["decision"] == "ask":
-        return "ask", f"PreToolUse hook asks: {hook['reason']}", "hook"
-    if (hook["decision"] == "allow" and decision == "ask"
-            and source in ("mode", "outside")):
-        return "allow", (f"PreToolUse hook allowed it: {hook['reason']} "
-                         f"(else: {reason})"), "hook"
-    return decision, reason, source
+        return Decision("ask", f"PreToolUse hook asks: {hook['reason']}", Source.HOOK)
+    if (hook["decision"] == "allow" and gate.behavior == "ask"
+            and gate.source in REMEMBERED):
+        return Decision("allow", (f"PreToolUse hook allowed it: {hook['reason']} "
+                                  f"(else: {gate.reason})"), Source.HOOK)
+    return gate
 
 
-def post_tool_use(block, tool_input: dict, output: str, is_error: bool,
+def post_tool_use(call: Call, output: str, is_error: bool,
                   context: str = "") -> tuple[str, bool]:
     """PostToolUse (or PostToolUseFailure) hooks: the result stands. What hooks
     said for the model (`context` from PreToolUse, then theirs) comes after it."""
     event, field = (("PostToolUseFailure", "error") if is_error
                     else ("PostToolUse", "tool_response"))  # Claude Code's payloads
-    hook = run_hooks(event, block.name, tool_input, block.id, **{field: output})
+    hook = run_hooks(event, call, **{field: output})
     if hook["stop"]:
-        SESSION["stop"] = hook["stop"]
+        call.agent.stop = hook["stop"]
     said = "\n".join(text for text in (context, hook["feedback"], hook["context"])
                      if text)
     return output + hook_note("hook-feedback", said), is_error
 
 
 # === s03 · permissions: checks before the question ===
-def plan_edit(file_path: str, old_string: str, new_string: str,
+def plan_edit(agent: Agent, file_path: str, old_string: str, new_string: str,
               replace_all: bool = False) -> tuple:
     """The edit worked out, nothing written: (path, text before or None for a new
     file, text after, the bytes to write). ToolError if it cannot apply."""
-    path = write_target(file_path)
+    path = write_target(agent, file_path)
     old, new = old_string.replace("\r\n", "\n"), new_string.replace("\r\n", "\n")
     if old == new:
         raise ToolError("old_string and new_string are the same; nothing to change.")
@@ -1716,21 +1868,23 @@ def plan_edit(file_path: str, old_string: str, new_string: str,
 AGENT_SETTINGS = {**dict.fromkeys(SETTINGS_FILES, "settings"), ".mcp.json": "mcp"}
 
 
-def check_input(tool: str, tool_input: dict) -> str | None:
+def check_input(call: Call) -> str | None:
     """Why this call would fail, found before anyone is asked (Claude Code validates
     a tool's input before its permission check), cheapest first; None if it may go
     on. A call that cannot work is never put to the user."""
+    tool, tool_input = call.tool, call.input
     if tool == "run_shell" and not tool_input["command"].strip():  # s01's own check
         return "run_shell needs 'command', a non-empty string."
-    if problem := check_read_before_edit(tool, tool_input):
+    if problem := check_read_before_edit(call):
         return problem  # (a file changed since it was read: its edit is stale)
     if tool not in EDIT_TOOLS or not is_inside(resolve_path(tool_input["file_path"])):
         return None  # outside the workspace, the gate asks first: the tool checks later
     try:
         if tool == "edit_file":  # unchanged, not found, found twice: edit_file's words
-            path, _, after, _ = plan_edit(**tool_input)
+            path, _, after, _ = plan_edit(call.agent, **tool_input)
         else:
-            path, after = safe_path(tool_input["file_path"]), tool_input["content"]
+            path = safe_path(call.agent, tool_input["file_path"])
+            after = tool_input["content"]
     except ToolError as e:
         return str(e)
     kind = next((k for name, k in AGENT_SETTINGS.items()
@@ -1741,7 +1895,7 @@ def check_input(tool: str, tool_input: dict) -> str | None:
 
 
 # === s03 · permissions: the one path every call takes ===
-def execute_tool(block) -> tuple[str, bool]:
+def execute_tool(block, agent: Agent) -> tuple[str, bool]:
     """The one path every tool call takes: look up, validate, PreToolUse hooks, check
     read-before-edit, decide permission, run, remember, shape, PostToolUse hooks."""
     handler = TOOL_HANDLERS.get(block.name)
@@ -1750,32 +1904,37 @@ def execute_tool(block) -> tuple[str, bool]:
                 f"Available: {', '.join(TOOL_HANDLERS)}."), True
     if problem := validate_input(TOOL_BY_NAME[block.name]["input_schema"], block.input):
         return f"Error: invalid input for {block.name}: {problem}.", True
-    if SESSION["stop"]:  # a hook stopped the agent earlier in this batch
+    if agent.stop:  # a hook stopped the agent earlier in this batch
         return "Not run: a hook stopped the agent.", True
-    hook = pre_tool_use(block)
+    hook = pre_tool_use(Call(block.name, block.input, block.id, agent))
     if hook["blocked"]:
         return hook["blocked"], True
-    tool_input = hook["input"]  # a hook's updatedInput, or the model's own
+    call = hook["call"]  # with a hook's updatedInput, or the model's own input
     try:
-        problem = check_input(block.name, tool_input)  # before any question
-        denied = None if problem else check_permission(block.name, tool_input, hook)
-    except Exception as e:  # subtle: a bug in the gate must fail closed, not open
-        problem = f"the permission check failed ({type(e).__name__}: {e}); nothing ran."
+        problem = check_input(call)  # before any question
+    except Exception as e:  # subtle: a bug in a check must fail closed, not open
+        problem = f"the input check failed ({type(e).__name__}: {e}); nothing ran."
     if problem:
         return f"Error: {problem}", True
-    if denied:
+    if denied := check_permission(call, hook):  # (decide_permission: guarded)
         return denied + hook_note("hook-context", hook["context"]), True
-    try:
-        output, is_error = handler(**tool_input), False
-        remember_file(block.name, tool_input)
-    except CommandFailed as e:  # a shell command ran and failed: its output, as is
-        output, is_error = str(e), True
-    except ToolError as e:
-        output, is_error = f"Error: {e}", True
-    except Exception as e:  # a bug or an OS error: still data for the model
-        output, is_error = f"Error: {type(e).__name__}: {e}", True
+    output, is_error = run_handler(handler, call)
     output = shape_result(block.name, output, block.id)
-    return post_tool_use(block, tool_input, output, is_error, hook["context"])
+    return post_tool_use(call, output, is_error, hook["context"])
+
+
+def run_handler(handler, call: Call) -> tuple[str, bool]:
+    """Run the tool's own function on the call: (output, is_error); never raises."""
+    try:
+        output = handler(call.agent, **call.input)
+        remember_file(call)  # the file as the agent now knows it
+        return output, False
+    except CommandFailed as e:  # a shell command ran and failed: its output, as is
+        return str(e), True
+    except ToolError as e:
+        return f"Error: {e}", True
+    except Exception as e:  # a bug or an OS error: still data for the model
+        return f"Error: {type(e).__name__}: {e}", True
 
 
 # === s01 · display: each call and its result ===
@@ -1878,8 +2037,8 @@ def final_text(response, action: str) -> str:
 
 
 # === s01 · long sessions: the context window ===
-# The most tokens a request may hold (the API's "prompt is too long" names it).
-WINDOW = {"size": 200_000, "warned": False}
+# The most tokens a request may hold: agent.window (the API's "prompt is too long"
+# names it, and survive() learns it from there).
 
 
 def window_tokens(usage) -> int | None:
@@ -1897,12 +2056,12 @@ def window_tokens(usage) -> int | None:
     return sum(last.get(k) or 0 for k in kinds)
 
 
-def count_tokens(usage) -> None:
+def count_tokens(usage, agent: Agent) -> None:
     """Warn once when the window, as the API counted this reply, nears its size."""
     used = window_tokens(usage)
-    if used and used > 0.8 * WINDOW["size"] and not WINDOW["warned"]:
-        WINDOW["warned"] = True
-        print(f"[context window: {used:,} of {WINDOW['size']:,} tokens used; when it "
+    if used and used > 0.8 * agent.window and not agent.warned:
+        agent.warned = True
+        print(f"[context window: {used:,} of {agent.window:,} tokens used; when it "
               "is full the oldest exchanges go, or type /clear]", file=sys.stderr)
 
 
@@ -1917,144 +2076,16 @@ def drop_oldest(messages: list, budget: int) -> int:
     return dropped
 
 
-# === s01 · the agent loop ===
-def agent_loop(messages: list, client, model: str = DEFAULT_MODEL,
-               max_turns: int = MAX_TURNS) -> str:
-    """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
-    `messages` is extended in place, the final text returned."""
-    system = SYSTEM.format(cwd=Path.cwd())
-    for _ in range(max_turns):
-        response = client.messages.create(model=model, system=system, messages=messages,
-                                          tools=TOOLS, max_tokens=MAX_TOKENS)
-        count_tokens(response.usage)
-        action = STOP_REASONS.get(response.stop_reason, "unknown")
-        if action == "refused":  # the API's advice: drop the refused turn, then go on
-            raise Refused(refusal_line(response))
-        if response.content:  # subtle: an empty message makes every later request a 400
-            messages.append({"role": "assistant", "content": response.content})
-        tool_uses = [b for b in response.content if b.type == "tool_use"]
-        for block in response.content if tool_uses or action == "go on" else ():
-            if block.type == "text" and block.text.strip():  # (an answer: below)
-                print(printable(block.text))
-        if tool_uses:  # one tool_result per tool_use, same id, same order, run or not
-            to_run, held = split_calls(tool_uses, response, action)
-            results = []
-            for block in to_run:
-                show_call(block)
-                output, is_error = execute_tool(block)
-                show_result(output, is_error)
-                results.append({"type": "tool_result", "tool_use_id": block.id,
-                                "content": output, "is_error": is_error})
-            results += [held_result(b, response) for b in held]
-            messages.append({"role": "user", "content": results})
-            if SESSION["stop"]:  # a hook said {"continue": false}: for the user only
-                reason, SESSION["stop"] = SESSION["stop"], None
-                return f"[stopped by a hook: {reason}]"
-        if action == "go on" or (tool_uses and action != "unknown"):
-            continue
-        return final_text(response, action)
-    return (f"[stopped: the task used {max_turns} model turns; "
-            "raise --max-turns to allow more]")
-
-
-# === s01 · API errors: retried by the SDK, shown, and survived ===
-MAX_RETRIES = 3  # the SDK retries a 429, a 5xx or a 529 this often, as retry-after says
-
-
-class ShowRetries(logging.Handler):
-    """One line per retry. The SDK retries an overloaded, rate-limited or failing API
-    by itself, as retry-after asks, and logs each; this handler shows them."""
-
-    status, left = None, MAX_RETRIES  # what the SDK logs just before it retries
-    # The statuses the SDK retries -> the API's error type for each (as its docs say)
-    KINDS = {429: "rate_limit_error", 500: "api_error", 504: "timeout_error",
-             529: "overloaded_error"}
-
-    def emit(self, record: logging.LogRecord) -> None:
-        # subtle: the SDK's log lines are no API (if they change, only these lines go
-        # quiet); the status comes from its line for every answer, as its line on why
-        # it retries differs when the answer says `x-should-retry: true` (429s, 529s).
-        msg = str(record.msg)
-        if msg.startswith(("Sending HTTP Request", "HTTP Response:")):
-            self.status = record.args[2] if msg.startswith("HTTP") else None
-        elif record.msg in ("%i retries left", "1 retry left"):
-            self.left = record.args[0] if record.args else 1
-        elif msg.startswith("Retrying request to"):
-            what = (f"API error {self.status} {self.KINDS.get(self.status, '')}"
-                    .rstrip() if self.status else "API not reached")
-            print(f"[{what} · retrying in {record.args[-1]:.1f}s (attempt "
-                  f"{MAX_RETRIES - self.left + 1}/{MAX_RETRIES})]", file=sys.stderr)
-            self.status = None
-
-
-# error.type in the API's answer -> what happened, what to do (no_tools: explain()).
-API_ERRORS = {
-    "invalid_request_error": ("the API found the request invalid",
-                              "Start a new conversation, or fix what the agent sends."),
-    "authentication_error": ("the API key was rejected",
-                             "Check ANTHROPIC_API_KEY in your environment or .env."),
-    "permission_error": ("the API key may not do this", "Check the key and MODEL_ID."),
-    "not_found_error": ("not found", "Is MODEL_ID a model that exists?"),
-    "request_too_large": ("the request is too large", "Start a new conversation."),
-    "rate_limit_error": ("rate limited", "Wait a minute, then ask again."),
-    "billing_error": ("the account cannot pay for this", "Check plan and billing."),
-    "api_error": ("the API failed inside", "Ask again in a moment."),
-    "timeout_error": ("the API timed out", "Ask again, perhaps for less."),
-    "overloaded_error": ("the API is overloaded", "Ask again in a few minutes."),
-    "no_tools": ("tools refused", "Set a MODEL_ID (or server flag) that allows tools.")}
-
-
-def explain(e: Exception) -> str:
-    """One clear line for an error: what happened, and what to do."""
-    import anthropic
-    if isinstance(e, Refused):
-        return f"refused: {e}"
-    if isinstance(e, anthropic.APIConnectionError):
-        where = os.environ.get("ANTHROPIC_BASE_URL") or "the Anthropic API"
-        return (f"cannot reach {where}: {e.__cause__ or e}. "
-                "Check your network or ANTHROPIC_BASE_URL.")
-    if not isinstance(e, anthropic.APIStatusError):
-        return f"{type(e).__name__}: {e}"
-    body = e.body if isinstance(e.body, dict) else {}
-    error = body.get("error") if isinstance(body.get("error"), dict) else {}
-    if e.status_code == 404:
-        return not_found(e, error)
-    kind = error.get("type") or f"HTTP {e.status_code}"
-    said = error.get("message") or (e.body if isinstance(e.body, str) else "")
-    said = " ".join(str(said).split())[:300].rstrip(".")  # one line, one full stop
-    no_tools = re.search(r"does not support tools|requires --jinja", said)
-    what, todo = API_ERRORS.get("no_tools" if no_tools else kind,
-                                (f"the API answered {e.status_code}", "Try again."))
-    # subtle: an error event in a stream comes after the 200 that opened it
-    when = "mid-stream" if e.status_code == 200 else str(e.status_code)
-    return f"{what} ({kind}, {when}): {said or 'no details'}. {todo}"
-
-
-def not_found(e, error: dict) -> str:
-    """A 404 names what to fix: the model asked for (the API's not_found_error), or
-    the base URL (anything else: a web page, a server that is no Messages API)."""
-    if error.get("type") == "not_found_error":
-        asked = re.search(rb'"model":\s*"([^"]*)"', e.request.content or b"")
-        model = asked.group(1).decode() if asked else "?"
-        return (f"the API has no model {model!r} (not_found_error, 404): "
-                f"{error.get('message') or 'no details'}. Set MODEL_ID to a model "
-                "your key may use.")
-    where = os.environ.get("ANTHROPIC_BASE_URL") or "unset"
-    return (f"{e.request.url} answered 404 with no API error: ANTHROPIC_BASE_URL is "
-            f"{where}; set it to the root of an Anthropic-compatible API (such as "
-            "https://api.anthropic.com, without /v1), or unset it.")
-
-
 # === s01 · the command line: a REPL, one task, or the offline demo ===
-def run_task(prompt: str, messages: list, client, args) -> None:
+def run_task(prompt: str, messages: list, agent: Agent) -> None:
     """Add the user's prompt, run the loop, print the answer."""
     messages.append({"role": "user", "content": prompt})
-    answer = agent_loop(messages, client, model=args.model, max_turns=args.max_turns)
+    answer = agent_loop(messages, agent)
     print(printable(answer))
-    show_quiet_hooks()
+    show_quiet_hooks(agent)
 
 
-def repl(client, args) -> int:
+def repl(agent: Agent) -> int:
     messages: list = []  # the conversation, kept across prompts
     while True:
         try:
@@ -2066,24 +2097,26 @@ def repl(client, args) -> int:
             return 0
         if prompt.strip() == "/clear":  # start over: a new, empty conversation
             messages.clear()
-            WINDOW["warned"], SHELL["cwd"] = False, None  # and the shell goes home
+            agent.warned = False
+            agent.shell = None  # and the shell goes home
             print("(conversation cleared)")
             continue
         if not prompt.strip():
             continue
         mark = len(messages)
         try:
-            run_task(prompt, messages, client, args)
+            run_task(prompt, messages, agent)
         except KeyboardInterrupt:
             # subtle: a cut-off turn may hold a tool_use with no tool_result; drop
             # the whole exchange so the transcript stays valid for the next prompt.
             del messages[mark:]
             print("\n(interrupted; that task was dropped)")
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
-            print("error: " + printable(survive(e, messages, mark)), file=sys.stderr)
+            print("error: " + printable(survive(e, messages, mark, agent)),
+                  file=sys.stderr)
 
 
-def survive(e: Exception, messages: list, mark: int) -> str:
+def survive(e: Exception, messages: list, mark: int, agent: Agent) -> str:
     """After a failed task: drop it, so the conversation stays valid, and if the
     conversation outgrew the context window, its oldest exchanges too. The line."""
     size = len(str(messages))
@@ -2092,7 +2125,7 @@ def survive(e: Exception, messages: list, mark: int) -> str:
     if not too_long:
         return f"{explain(e)} (That task was dropped.)"
     sent, most = int(too_long[1]), int(too_long[2])
-    WINDOW.update(size=most, warned=False)
+    agent.window, agent.warned = most, False
     # keep what fills about half the window, leaving room for the next exchanges
     dropped = drop_oldest(messages, int(size * most / sent / 2))
     then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
@@ -2106,82 +2139,30 @@ def run_offline_demo(args) -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from offline.demo import scripted_demo  # support code, not part of the lesson
     with scripted_demo(CHAPTER) as prompts:  # starts the server, sets the env, cd's
-        client = make_client()
+        agent = new_agent(make_client(), args)
         THIS_RUN[Path.cwd().resolve()] = True  # s04: it wrote them itself
         print("trust: the demo trusts its scratch copy for this run (it wrote the\n"
               "programs it runs); in a folder of yours, the agent asks once first")
-        show_start()
+        show_start(agent)
         messages: list = []
         for prompt in prompts:
             print(f"{CHAPTER} >> {prompt}")
-            run_task(prompt, messages, client, args)
+            run_task(prompt, messages, agent)
     return 0
 
 
-def make_client():
-    from anthropic import Anthropic
-    sdk_log = logging.getLogger("anthropic._base_client")  # where it logs its retries
-    # subtle: one handler per process, even with several chapters loaded (the tests)
-    if not any(type(h).__name__ == "ShowRetries" for h in sdk_log.handlers):
-        sdk_log.addHandler(ShowRetries())
-        sdk_log.setLevel(logging.DEBUG)
-    return Anthropic(max_retries=MAX_RETRIES)  # the key, the base URL: from the env
-
-
-HELP = f"""\
-the model: ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), ANTHROPIC_BASE_URL (for
-another provider) and MODEL_ID (default {DEFAULT_MODEL}), from the environment or
-from .env at the course's root (cp .env.example .env; the environment wins).
-With no key, or with --offline, a scripted model plays this chapter's offline
-demo: the real SDK and tools, on a scratch copy of a sample project."""
+def new_agent(client, args) -> Agent:
+    """The agent a run of the command line starts with."""
+    return Agent(client, model=args.model, max_turns=args.max_turns,
+                 permissions=Permissions(mode=args.permission_mode))
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(
-        description="s04: hooks.", epilog=HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("prompt", nargs="*", help="a task to run once (omit for the REPL)")
-    p.add_argument("--offline", action="store_true",
-                   help="play the scripted offline demo, even with a key")
-    p.add_argument("--max-turns", type=int, default=MAX_TURNS, metavar="N",
-                   help=f"model calls a task may make (default {MAX_TURNS})")
+    p = parser("s04: hooks.", MAX_TURNS, DEFAULT_MODEL)
     p.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None,
                    help="this session's permission mode (default: the settings' "
                         "permissions.defaultMode, else default)")
     return p.parse_args(argv)
-
-
-KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first that fits
-    (lambda v: v.endswith("..."),  # as in .env.example: ANTHROPIC_API_KEY=sk-ant-...
-     "is still the placeholder from .env.example: put your key in its place"),
-    (lambda v: v == "", "is empty: put your key after the ="),
-    (lambda v: any(c.isspace() for c in v), "has spaces in it: remove them"),
-    (lambda v: any(q in v for q in "'\"`\u2018\u2019\u201c\u201d"),
-     "has quotes in it: write the key alone")]
-
-
-def key_problem(env_file: Path) -> str | None:
-    """What makes the key unusable, in one line, before any request is made: the
-    placeholder from .env.example, an empty value in .env, stray quotes or spaces."""
-    from dotenv.parser import parse_stream  # .env as load_dotenv reads it, but quietly
-    text = env_file.read_text(encoding="utf-8") if env_file.is_file() else ""
-    lines = list(parse_stream(io.StringIO(text)))
-    in_file = {line.key: line.value for line in lines if line.key}
-    unread = [line.original.string.removeprefix("export ")
-              for line in lines if line.error]
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        where = "your environment" if name in os.environ else ".env"
-        value = os.environ.get(name, in_file.get(name))
-        if value is None and any(s.startswith(name) for s in unread):
-            return (f"{name} in .env cannot be read (a stray quote?): write it as "
-                    f"{name}=your-key, or remove it to play the offline demo.")
-        if value is None or (value == "" and where != ".env"):
-            continue  # unset, or emptied on purpose: no key, so the offline demo
-        for wrong, fix in KEY_PROBLEMS:
-            if wrong(value):
-                return (f"{name} in {where} {fix}, or remove it to play the "
-                        "offline demo.")
-    return None
 
 
 def main(argv=None) -> int:
@@ -2194,7 +2175,6 @@ def main(argv=None) -> int:
     from dotenv import load_dotenv
     load_dotenv(env_file)  # the environment wins
     args.model = os.environ.get("MODEL_ID") or DEFAULT_MODEL
-    SESSION["mode"] = args.permission_mode
     has_key = (os.environ.get("ANTHROPIC_API_KEY")
                or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
     try:
@@ -2207,12 +2187,12 @@ def main(argv=None) -> int:
         if problem := home_problem(Path.cwd().resolve()):
             print(f"error: {problem}", file=sys.stderr)
             return 1
-        client = make_client()
-        show_start()  # s04: the folder's trust first, then what is in force
+        agent = new_agent(make_client(), args)
+        show_start(agent)  # s04: the folder's trust first, then what is in force
         if args.prompt:
-            run_task(" ".join(args.prompt), [], client, args)
+            run_task(" ".join(args.prompt), [], agent)
             return 0
-        return repl(client, args)
+        return repl(agent)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130

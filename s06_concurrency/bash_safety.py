@@ -117,13 +117,14 @@ def unreadable(command: str) -> str | None:
                 None)
 
 
+@functools.lru_cache(maxsize=64)  # the gate, the sandbox, the runner: one parse a line
 def parse_command(command: str, depth: int = 0) -> Script:
     """Every command `command` runs, in order; raises Unanalysable when unsure."""
     if len(command) > MAX_COMMAND_CHARS or depth > MAX_DEPTH:
         raise Unanalysable("it is too long or too deeply nested to analyse")
     if (odd := unreadable(command)) is not None:
         raise Unanalysable(f"it holds U+{ord(odd):04X}, which it cannot be parsed with")
-    tree = BASH.parse(join_lines(command.encode()))
+    tree = join_lines(command.encode())
     script, by_id, groups, hidden, arithmetic = Script([], [], ""), {}, [], False, False
     for node in walk(tree.root_node):
         if node.is_error or node.is_missing:
@@ -993,11 +994,11 @@ def critical_target(word: Word, cwd: Path | None = None) -> str:
 
 # === s03 · bash: where bash and the parser disagree ===
 # A first reading can stop here: what follows, bash and tree-sitter read apart.
-def join_lines(src: bytes) -> bytes:
-    """Bash joins a line ending in an unquoted backslash to the next before it parses,
-    inside double quotes too (`"$\\⏎(touch x)"` is `"$(touch x)"`); tree-sitter-bash
-    does not. Single quotes, $'...', comments and quoted here-documents keep theirs;
-    a comment that ends in one is refused (bash ends it there, the parser may not)."""
+def join_lines(src: bytes):
+    """Its tree, as bash reads it: bash joins a line ending in an unquoted backslash
+    to the next before it parses, inside double quotes too (`"$\\⏎(touch x)"` is
+    `"$(touch x)"`); tree-sitter-bash does not. Single quotes, $'...', comments and
+    quoted here-documents keep theirs; a comment that ends in one is refused."""
     for _ in range(3):
         tree, cut = BASH.parse(src), []
         # subtle: never into a tree with errors (tree-sitter 0.26 can crash in one:
@@ -1015,7 +1016,7 @@ def join_lines(src: bytes) -> bytes:
             if node is None or node.type == "heredoc_body" and not quoted_heredoc(node):
                 cut.append(m.end() - 2)  # <<'EOF' keeps its text as written
         if not cut:
-            return src
+            return tree  # the last parse is the line's: never parsed twice
         for at in reversed(cut):
             src = src[:at] + src[at + 2:]
     raise Unanalysable("its continued lines could not be joined")

@@ -491,6 +491,7 @@ class McpServers:
             if server["ready"].done() and error is None:
                 server["session"], found[name] = server["ready"].result()
             elif error is None:  # still starting: out of time, or Ctrl-C
+                server["ready"].cancel()  # nobody waits for it now: it never fails
                 found[name] = McpError(why)
             elif isinstance(error, McpError):
                 found[name] = error
@@ -639,16 +640,16 @@ def parent_pids() -> dict[int, int]:
 EXIT_SIGNALS = [getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n)]
 
 
-def exit_on_signal(servers: McpServers) -> None:
+def exit_on_signal() -> None:
     """From now on, EXIT_SIGNALS end the agent as an error would: with SystemExit,
     raised in the main thread, so every `finally` on the way out runs, main()'s
-    too, which stops the servers. Python's default is to die on the spot: each
-    server, in a session of its own, is then left to notice that its stdin closed,
-    and one busy with a call, or one that does not look, runs on."""
+    too, which stops the servers (and, in s06, the tool runner's interrupt() ends
+    the calls that other threads wait for). Python's default is to die on the spot:
+    each server, in a session of its own, is then left to notice that its stdin
+    closed, and one busy with a call, or one that does not look, runs on."""
     def leave(signum, frame):
         for each in EXIT_SIGNALS:  # a second signal must not cut the cleanup short
             signal.signal(each, signal.SIG_IGN)
-        servers.cut()  # a call waited for in another thread (s06) ends now, too
         raise SystemExit(128 + signum)  # the status a shell shows for that signal
     for each in EXIT_SIGNALS:
         signal.signal(each, leave)

@@ -27,31 +27,58 @@ import json
 import os
 import re
 import socket
+import stat
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pathspec
 
-if __package__:  # imported as a package (the tests import s03_permissions.code)
-    from .bash_safety import (Unanalysable, all_runs, is_write, parse_command,
-                              program, shell_effects)
-else:  # run as a script: its folder is on sys.path
-    from bash_safety import (Unanalysable, all_runs, is_write, parse_command,
-                             program, shell_effects)
+from bash_safety import (Unanalysable, all_runs, is_write, parse_command,
+                         program, shell_effects)
 
 
 # === s03 · rules: where they come from ===
-def read_permissions(files) -> dict:
-    """The `permissions` of the settings `files` (from the workspace), merged: rules
-    add up, a later file's defaultMode wins. A broken file is reported, not guessed
-    at: {"allow": [...], "deny": [...], "ask": [...], "defaultMode", "problems"}."""
-    merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
+def read_settings(files) -> dict:
+    """{name: its JSON, or the error that kept it from being read} for each of the
+    settings `files` (from the workspace) that exists. The gate, the sandbox and the
+    hooks of every call ask for them; they change seldom."""
+    found = {}
     for name in files:
-        if not (file := Path.cwd() / name).is_file():
-            continue
+        path = Path.cwd() / name
         try:
-            permissions = json.loads(file.read_text(encoding="utf-8")).get(
-                "permissions", {})
+            info = path.stat()
+        except OSError:
+            continue  # not there: nothing to read
+        if not stat.S_ISREG(info.st_mode):
+            continue  # a folder, a FIFO ...: no settings file
+        changed = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino)
+        found[name] = read_json(str(path), changed)
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def read_json(path: str, version: tuple):
+    """A settings file's JSON object, or the error that kept it from being read.
+    subtle: `version` (its stat) is part of the cache's key, so a file is opened
+    again only when it changed on disk."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (ValueError, OSError) as e:
+        return e
+    return data if isinstance(data, dict) else ValueError("it is not a JSON object")
+
+
+def read_permissions(settings: dict) -> dict:
+    """The `permissions` of the settings files (read_settings' answer), merged:
+    rules add up, a later file's defaultMode wins. A broken file is reported, not
+    guessed at: {"allow": [...], "deny": [...], "ask": [...], "defaultMode",
+    "problems"}."""
+    merged = {"allow": [], "deny": [], "ask": [], "defaultMode": None, "problems": []}
+    for name, data in settings.items():
+        try:
+            if isinstance(data, Exception):
+                raise data
+            permissions = data.get("permissions", {})
             if not isinstance(permissions, dict):
                 raise ValueError("'permissions' is not an object")
         except (ValueError, OSError, AttributeError) as e:
@@ -136,11 +163,13 @@ def path_rule_matches(pattern: str, path: Path) -> bool:
             or path.is_dir() and spec.match_file(rel + "/"))
 
 
-def shell_path_rule(name: str, content: str, command: str, cwd=None) -> str | None:
+def shell_path_rule(name: str, content: str, command: str, cwd=None,
+                    effects=None) -> str | None:
     """A Read, Edit or Write rule asked about a command line run in `cwd`: does it
     cover a path the line reads (Read) or writes (Edit, Write)? As rule_applies
-    answers in code.py: None, or a note ("" when it plainly matches)."""
-    effects = shell_effects(command, cwd)
+    answers in code.py: None, or a note ("" when it plainly matches). `effects`:
+    the line's shell_effects, if read already."""
+    effects = effects or shell_effects(command, cwd)
     paths = effects.writes if name != "Read" else [p for p, _ in effects.reads]
     if name != "Read" and any(is_write(op, t) and not t.static
                               for c, _ in effects.parts for op, t in c.redirects):
@@ -179,13 +208,16 @@ def gitignore(pattern: str) -> pathspec.GitIgnoreSpec:
 MAX_WALK = 10_000  # folders a Read-rule check walks before it assumes the worst
 
 
-def denied_inside(command: str, rules: dict, cwd=None) -> str | None:
+def denied_inside(command: str, rules: dict, cwd=None, effects=None) -> str | None:
     """A recursive read (grep -r, rg, find, git ...) of a tree that holds a path a
     Read deny rule covers, the line run in `cwd`: why it must ask. The walk gives up
-    after MAX_WALK entries."""
+    after MAX_WALK entries. `effects`: the line's shell_effects, if read already."""
     patterns = read_deny_patterns(rules)
-    roots = [p for p, recursive in shell_effects(command, cwd).reads if recursive]
-    for root in roots if patterns else ():
+    if not patterns:
+        return None
+    effects = effects or shell_effects(command, cwd)
+    roots = [p for p, recursive in effects.reads if recursive]
+    for root in roots:
         for count, (folder, dirs, files) in enumerate(os.walk(root)):
             for path in (Path(folder, name) for name in dirs + files):
                 if count > MAX_WALK or read_denied(patterns, str(path)):

@@ -2,9 +2,13 @@
 scripted server: the helper of tests/test_s03_one_boundary.py (not a test itself).
 
 As another user the loop runs in a process of its own, started here as that user:
-`python tests/agent_as_user.py SPEC` (SPEC: JSON, see run()). The Python is one that
-user may run, with the tests' packages on PYTHONPATH (the venv's own may live in a
-folder only its owner enters, such as a pyenv under /root).
+`python tests/agent_as_user.py SPEC` (SPEC: JSON, see run()) plays one run;
+`python tests/agent_as_user.py --serve` plays one run per line of its stdin, each in
+its own folder and environment, as this process plays its runs in its own (Runner):
+a Python that starts the SDK costs seconds of processor time, so the tests start one
+per user, not one per run. The Python is one that user may run, with the tests'
+packages on PYTHONPATH (the venv's own may live in a folder only its owner enters,
+such as a pyenv under /root).
 """
 
 from __future__ import annotations
@@ -31,9 +35,9 @@ def swap_after_gate(mod, folder: str, target: str) -> None:
     made certain (each call checks, then the swap, then the write)."""
     gate = mod.check_permission
 
-    def gate_then_swap(name, tool_input, *rest):
-        denied = gate(name, tool_input, *rest)
-        if name == "write_file" and not denied and not os.path.islink(folder):
+    def gate_then_swap(call, *rest):
+        denied = gate(call, *rest)
+        if call.name == "write_file" and not denied and not os.path.islink(folder):
             os.rename(folder, folder + ".real")
             os.symlink(target, folder)
         return denied
@@ -45,19 +49,42 @@ def run(spec: dict) -> None:
     target] or None}; run in the current folder, which is the workspace."""
     import anthropic
     sys.path.insert(0, str(ROOT))
-    mod = importlib.import_module(f"{spec['chapter']}.code")
-    mod.reset_session()
-    mod.SESSION["mode"] = spec["mode"]
+    mod = importlib.import_module("offline.chapters").load_chapter(spec['chapter'])
+    agent = mod.Agent(anthropic.Anthropic(api_key="test-key", base_url=spec["url"],
+                                          max_retries=0))
+    agent.permissions.mode = spec["mode"]
     gate = mod.check_permission
     if spec.get("swap"):
         swap_after_gate(mod, *spec["swap"])
     try:
-        client = anthropic.Anthropic(api_key="test-key", base_url=spec["url"],
-                                     max_retries=0)
-        mod.agent_loop([{"role": "user", "content": "go"}], client)
+        mod.agent_loop([{"role": "user", "content": "go"}], agent)
     finally:
         mod.check_permission = gate
-        mod.reset_session()  # s06: no background command outlives the run
+        if hasattr(agent, "close"):
+            agent.close()  # s06: no background command outlives the run
+        if (trust := sys.modules.get(f"{spec['chapter']}.trust")) is not None:
+            trust.THIS_RUN.clear()
+
+
+def serve() -> None:
+    """Play the runs the lines of stdin ask for ({"spec", "cwd", "env"}), one after
+    the other; answer each on stdout with {"error": None} or the traceback. What the
+    chapter prints goes to stderr."""
+    import traceback
+    answers = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # subtle: the chapter's prints must not mix with the answers
+    for line in sys.stdin:
+        job, error = json.loads(line), None
+        os.environ.clear()
+        os.environ.update(job["env"])
+        try:
+            os.chdir(job["cwd"])
+            run(job["spec"])
+        except BaseException:  # noqa: BLE001  (the test reads it)
+            error = traceback.format_exc()
+        sys.stdout.flush()
+        answers.write(json.dumps({"error": error}) + "\n")
+        answers.flush()
 
 
 def enters(uid: int, path) -> bool:
@@ -117,5 +144,65 @@ def run_as(uid: int, spec: dict, cwd: Path, env: dict) -> subprocess.CompletedPr
                           stdin=subprocess.DEVNULL)
 
 
+class Runner:
+    """One process of user `uid` that plays runs (serve()), started by the first and
+    kept for the next: run(spec, cwd, env) is run_as()'s, less a Python's start. A
+    run that raises, or a process that died or hung (past `guard` seconds), answers
+    with returncode 1, and what the chapter printed and the traceback as stderr."""
+
+    def __init__(self, uid: int, guard: float = 300, python: str | None = None,
+                 script: Path | None = None, extra: dict | None = None):
+        """As python_for(uid) says, or this `python` running this copy of this
+        file (`script`), with `extra` in its environment."""
+        self.uid, self.guard = uid, guard
+        if python is None:
+            python, extra, course = python_for(uid)
+            script = course / "tests" / "agent_as_user.py"
+        self.python, self.script, self.extra = python, script, extra or {}
+        self.proc = None
+        handle, self.log = tempfile.mkstemp(prefix="agent-as-user-", suffix=".log")
+        os.close(handle)
+
+    def start(self, cwd: Path) -> None:
+        with open(self.log, "ab") as log:
+            self.proc = subprocess.Popen(
+                [self.python, str(self.script), "--serve"], cwd=cwd, env={"PATH": os.environ["PATH"], **self.extra,
+                                           "PYTHONDONTWRITEBYTECODE": "1"},
+                user=self.uid, group=self.uid, extra_groups=[], text=True,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
+
+    def run(self, spec: dict, cwd: Path, env: dict) -> subprocess.CompletedProcess:
+        import select
+        if self.proc is None or self.proc.poll() is not None:
+            self.start(cwd)
+        start = os.path.getsize(self.log)
+        self.proc.stdin.write(json.dumps({"spec": spec, "cwd": str(cwd), "env": {
+            **env, **self.extra, "PYTHONDONTWRITEBYTECODE": "1"}}) + "\n")
+        self.proc.stdin.flush()
+        answered = select.select([self.proc.stdout], [], [], self.guard)[0]
+        line = self.proc.stdout.readline() if answered else ""  # "": it died or hung
+        if not line:
+            self.proc.kill()
+            self.proc.wait()
+        with open(self.log, "rb") as log:
+            log.seek(start)
+            printed = log.read().decode("utf-8", errors="replace")
+        error = json.loads(line)["error"] if line else "the process died or hung"
+        return subprocess.CompletedProcess(self.proc.args, int(error is not None),
+                                           printed, printed + (error or ""))
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout=self.guard)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        os.unlink(self.log)
+
+
 if __name__ == "__main__":
-    run(json.loads(sys.argv[1]))
+    if sys.argv[1] == "--serve":
+        serve()
+    else:
+        run(json.loads(sys.argv[1]))

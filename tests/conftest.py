@@ -13,7 +13,6 @@ anthropic SDK talking to the scripted local Messages API server.
 from __future__ import annotations
 
 import atexit
-import importlib
 import io
 import json
 import os
@@ -32,6 +31,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from offline import chapters
 from offline.server import ScriptedServer
 
 # Every chapter directory that exists, in course order.
@@ -44,8 +44,17 @@ def chapters_from(first: str) -> list[str]:
 
 
 def load_chapter(name: str):
-    """Import a chapter's code.py as a module (no side effects at import)."""
-    return importlib.import_module(f"{name}.code")
+    """A chapter's code.py as a module (no side effects at import), loaded as a learner
+    runs it: its own modules beside it (sandbox.py ...), as `name`.sandbox, never
+    another chapter's copy (offline/chapters.py)."""
+    return chapters.load_chapter(name)
+
+
+def beside(chapter: str, module: str):
+    """A module beside the chapter's code.py ("command_line", "sandbox" ...), the very
+    copy its code.py uses."""
+    load_chapter(chapter)
+    return sys.modules[f"{chapter}.{module}"]
 
 
 def chapter_params(first: str):
@@ -224,19 +233,35 @@ def offline_and_isolated(tmp_path, monkeypatch):
     yield workspace
 
 
+# --- the agent: each test builds its own ----------------------------------------------
+# A chapter keeps a run's state in one object (Agent), passed to the loop and to every
+# tool call; modules hold no session. A test's calls in one chapter share the agent
+# the_agent() built for it (a read_file, then an edit_file), as one run's calls do.
+AGENTS: dict = {}  # chapter module's name -> this test's agent in it
+
+
+def the_agent(mod, client=None, **fields):
+    """This test's agent in the chapter `mod`, built on first use (no client until a
+    loop needs one); `fields` set its fields (max_turns=3, model=...)."""
+    agent = AGENTS.get(mod.__name__)
+    if agent is None:
+        agent = AGENTS[mod.__name__] = mod.Agent(client)
+    if client is not None:
+        agent.client = client
+    for name, value in fields.items():
+        setattr(agent, name, value)
+    return agent
+
+
 @pytest.fixture(autouse=True)
-def fresh_session_state():
-    """Each test starts with a fresh session (mode, reads, approvals, loaded tools,
-    hook state): modules outlive tests, sessions must not. s03 on, a chapter keeps
-    all of it in SESSION, and reset_session() starts it over; from s01, the shell's
-    folder (SHELL) goes back to the workspace, as /clear sends it."""
+def agents_end_with_their_test():
+    """A test's agents go with it: what they started (background commands, s06) is
+    stopped, and the next test builds new ones."""
     yield
-    for name in CHAPTERS:
-        mod = sys.modules.get(f"{name}.code")
-        if mod is not None and hasattr(mod, "reset_session"):
-            mod.reset_session()
-        if mod is not None and hasattr(mod, "SHELL"):
-            mod.SHELL["cwd"] = None
+    for agent in AGENTS.values():
+        if hasattr(agent, "close"):
+            agent.close()
+    AGENTS.clear()
 
 
 @pytest.fixture
@@ -307,15 +332,31 @@ def tool_use_block(name: str, id: str = "toolu_test", **tool_input):
 
 
 def call_tool(mod, name: str, **tool_input) -> tuple[str, bool]:
-    """Run one tool call through the chapter's own execute_tool: (output, is_error)."""
-    return mod.execute_tool(tool_use_block(name, **tool_input))
+    """Run one tool call through the chapter's own execute_tool, with this test's
+    agent (the_agent): (output, is_error)."""
+    return mod.execute_tool(tool_use_block(name, **tool_input), the_agent(mod))
 
 
-def run_agent(mod, client, prompt: str, **kwargs) -> tuple[list, str]:
-    """Run the chapter's agent_loop on one prompt; return (messages, final text)."""
+def run_agent(mod, client, prompt: str, **fields) -> tuple[list, str]:
+    """Run the chapter's agent_loop on one prompt, with this test's agent (`fields`
+    set its fields: max_turns=3 ...); return (messages, final text)."""
     messages = [{"role": "user", "content": prompt}]
-    final = mod.agent_loop(messages, client, **kwargs)
+    final = mod.agent_loop(messages, the_agent(mod, client, **fields))
     return messages, final
+
+
+def gate(mod, tool: str, tool_input, mode: str = "default", rules: dict | None = None,
+         agent=None) -> tuple[str, str]:
+    """The chapter's guarded decision (decide_permission, what check_permission asks)
+    on one call, before anyone is asked: (behavior, reason)."""
+    call = mod.Call(tool, tool_input, "toolu_test", agent or the_agent(mod))
+    return tuple(mod.decide_permission(call, mode, rules or {})[:2])
+
+
+def concurrency_safe(mod, tool: str, tool_input) -> bool:
+    """s06: may this call (as this test's agent makes it) run beside others?"""
+    return mod.is_concurrency_safe(mod.Call(tool, tool_input, "toolu_test",
+                                            the_agent(mod)))
 
 
 def sent_tool_results(request: dict) -> list[dict]:

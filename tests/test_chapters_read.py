@@ -40,7 +40,8 @@ MAX_FUNCTION_LINES = 40
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
 MODULES = (MODULE, "sandbox.py", "rules.py")  # ... the sandbox, the rule syntax
-LATER_MODULES = {"trust.py": "s04",  # from a later chapter on: a folder's trust,
+LATER_MODULES = {"command_line.py": "s01",  # in every chapter: the command line's plumbing;
+                 "trust.py": "s04",  # from a later chapter on: a folder's trust,
                  "mcp_client.py": "s05",  # MCP's talking,
                  "skills.py": "s05",  # a SKILL.md's front matter,
                  "background.py": "s06"}  # commands kept running in the background
@@ -160,16 +161,21 @@ def test_each_tool_is_declared_in_one_place(chapter):
     assert not patches, f"{chapter} patches a registry outside register(): {patches}"
 
 
-@pytest.mark.parametrize("chapter", [c for c in CHAPTERS if c >= "s03"])
-def test_the_session_is_one_dict_reset_in_one_call(chapter):
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_the_agent_holds_the_session(chapter):
+    """What a run learns lives in its Agent, passed to the loop and the tools: two
+    agents share nothing, and the module keeps no session of its own."""
     mod = load_chapter(chapter)
-    mod.SESSION["mode"] = "plan"
-    mod.SESSION["read"]["x"] = (1, "h")
-    mod.reset_session()
-    assert mod.SESSION == mod.new_session() | {k: mod.SESSION[k] for k in ("session_id",)
-                                                 if k in mod.SESSION}
-    for stray in ("HOOK_STATE", "LOADED_TOOLS", "RUNNING"):
-        assert not hasattr(mod, stray), f"{chapter} keeps {stray} outside SESSION"
+    one, two = mod.Agent(None), mod.Agent(None)
+    one.shell, one.warned = ROOT, True
+    assert two.shell is None and not two.warned
+    if hasattr(one, "permissions"):  # s03 on
+        one.permissions.mode = "plan"
+        one.permissions.read["x"] = (1, "h")
+        assert two.permissions.mode is None and not two.permissions.read
+    for stray in ("SESSION", "SHELL", "WINDOW", "MCP", "HOOK_STATE", "LOADED_TOOLS",
+                  "RUNNING", "reset_session"):
+        assert not hasattr(mod, stray), f"{chapter} keeps {stray} outside the agent"
 
 
 def added_lines(prev: str, chapter: str) -> int:
@@ -258,8 +264,9 @@ def test_exercise_files_fit_88_columns():
 
 @pytest.mark.parametrize("module", list(FIRST))
 def test_the_modules_are_the_same_files_in_every_chapter_from_s03(module):
-    """Each chapter folder stands alone, so each from s03 on holds bash_safety.py and
-    sandbox.py (from s05 on, mcp_client.py; in s06, background.py); the copies are
+    """Each chapter folder stands alone, so each holds command_line.py, each from s03
+    on bash_safety.py and sandbox.py (from s05 on, mcp_client.py; in s06,
+    background.py); the copies are
     the first chapter's, byte for byte (a fix goes into every one)."""
     chapters = module_chapters(module)
     holding = [c for c in CHAPTERS if (ROOT / c / module).exists()]
@@ -291,8 +298,28 @@ def test_the_modules_read_top_to_bottom_with_their_own_reading_maps(module):
 
 @pytest.mark.parametrize("chapter", MODULE_CHAPTERS)
 def test_each_chapter_uses_its_own_bash_safety(chapter):
-    """Imported as a package (as the tests do), a chapter's code.py takes the classifier
-    from its own folder, never another chapter's copy."""
+    """Loaded as a learner runs it (as the tests do), a chapter's code.py takes the
+    classifier from its own folder, never another chapter's copy."""
     mod = load_chapter(chapter)
     assert mod.is_read_only_command.__module__ == f"{chapter}.bash_safety"
     assert sys.modules[f"{chapter}.bash_safety"].__file__ == str(ROOT / chapter / MODULE)
+
+
+def test_chapters_loaded_side_by_side_keep_their_own_modules():
+    """Every chapter loaded into one process (as a test worker loads several): whatever
+    a code.py took from a module beside it comes from its own folder's copy, a module
+    of its own (`sNN_x.sandbox`), and no plain name (`sandbox`, `rules` ...) is left in
+    sys.modules for the next chapter to pick up."""
+    mods = {chapter: load_chapter(chapter) for chapter in reversed(CHAPTERS)}
+    plain = {p.stem for c in CHAPTERS for p in (ROOT / c).glob("*.py")} - {"code"}
+    for chapter, mod in mods.items():
+        beside = {p.stem for p in (ROOT / chapter).glob("*.py")} - {"code"}
+        taken = [(name, value.__module__) for name, value in vars(mod).items()
+                 if callable(value) and getattr(value, "__module__", "").rpartition(".")[2]
+                 in beside]
+        assert {m.rpartition(".")[2] for _, m in taken} == beside, taken
+        for name, module in taken:
+            assert module.startswith(f"{chapter}."), f"{chapter}: {name} is {module}'s"
+            assert sys.modules[module].__file__.startswith(str(ROOT / chapter) + "/")
+            assert getattr(sys.modules[module], name) is getattr(mod, name)
+    assert not plain & set(sys.modules), plain & set(sys.modules)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (GUARD, ROOT, chapter_params, clean_env, load_chapter, run_cli,
+from conftest import (GUARD, ROOT, beside, chapter_params, clean_env, load_chapter, run_cli,
                       run_main, teaching_and_last, wait_until)
 from offline.server import ScriptedServer, error, recorded, reply, tool_use
 
@@ -110,7 +110,7 @@ def test_a_base_url_that_is_no_api_is_one_line_naming_it(workspace):
 
 def test_unreachable_api_is_one_clear_line(chapter, workspace, monkeypatch):
     if chapter != FIRST:  # s01 shows the SDK's retries first; the rest need not wait 3 s
-        monkeypatch.setattr(load_chapter(chapter), "MAX_RETRIES", 0)
+        monkeypatch.setattr(beside(chapter, "command_line"), "MAX_RETRIES", 0)
     proc = run_main(chapter, "hi", cwd=workspace, ANTHROPIC_API_KEY="k",
                    ANTHROPIC_BASE_URL="http://127.0.0.1:9")  # nothing listens on port 9
     assert proc.returncode == 1

@@ -22,6 +22,7 @@ from conftest import ROOT, clean_env
 
 pytest.importorskip("pty", reason="pseudo-terminals are POSIX only")
 from offline.terminal import DANGEROUS, PERMISSION, PLAN, Terminal  # noqa: E402
+from test_demo_truthful import check_s03, check_s05  # noqa: E402  (what the demo says)
 
 FIX = 'total += item["price"] * item["qty"]'
 
@@ -91,6 +92,7 @@ def test_s03_always_then_no_then_yes(terminal):
     assert (copy / "build").is_dir() and not any((copy / "build").iterdir())
     assert FIX in (copy / "inventory.py").read_text()
     assert (copy / ".env").exists()
+    check_s03(screen, copy)
 
 
 def test_s03_yes_yes_then_no(terminal):
@@ -109,10 +111,11 @@ def test_s03_yes_yes_then_no(terminal):
     status, screen = t.finish()
     assert status == 0, screen[-3000:]
     rest = screen[t.read_up_to:]
-    assert "the user said no" in rest and "Removed build/, with your approval" in rest
+    assert "the user said no" in rest and "Removed build/." in rest
     assert "The report now says" not in rest
     copy = workspace_of(screen)
     assert not (copy / "build").exists() and FIX in (copy / "inventory.py").read_text()
+    check_s03(screen, copy)
 
 
 # --- s05: a permission prompt and the plan ----------------------------------------------
@@ -144,6 +147,7 @@ def test_s05_always_then_the_plan_approved(terminal):
         assert servers_left_in(copy) == []
     assert FIX in (copy / "inventory.py").read_text()
     assert "stock value (28.50 today)" in (copy / "CHANGELOG.md").read_text()
+    check_s05(screen, copy)
 
 
 def test_s05_no_then_feedback_then_no(terminal):
@@ -168,3 +172,4 @@ def test_s05_no_then_feedback_then_no(terminal):
     assert FIX not in (copy / "inventory.py").read_text()
     entry = (copy / "CHANGELOG.md").read_text()
     assert "Known issue" in entry and "today" not in entry
+    check_s05(screen, copy)

@@ -18,13 +18,13 @@ Conventions these tests enforce (see docs/_hooks/chapters.py for the machinery):
 
 from __future__ import annotations
 
-import difflib
 import fcntl
 import functools
 import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from html import escape
@@ -103,6 +103,7 @@ def build_site(out: Path) -> None:
         cwd=out, env=env, capture_output=True, text=True, timeout=600,
     )
     log = proc.stdout + proc.stderr
+    (out / "build.log").write_text(log, encoding="utf-8")
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{log[-5000:]}"
     problems = [ln for ln in log.splitlines() if re.match(r"^(WARNING|ERROR)\b", ln)]
     assert not problems, "\n".join(problems)
@@ -315,10 +316,15 @@ def test_python_blocks_in_sources_are_generated_or_pseudocode():
                      f"nor start with '# pseudocode': {bad}")
 
 
-def test_code_blocks_are_up_to_date():
+def test_code_blocks_are_up_to_date(site):
     """Every README's code regions hold exactly the code of the items they name, and
-    every name exists: `python docs/_hooks/code_regions.py` rewrites them."""
-    assert code_regions.stale() == []
+    every name exists: `python docs/_hooks/code_regions.py` rewrites them. The site's
+    strict build checks it (docs/_hooks/chapters.py runs code_regions.stale(): a
+    stale block is a warning, which fails it), and its log says it checked every
+    README: this run's build is the check, not a second run of it."""
+    log = (site.parent / "build.log").read_text(encoding="utf-8")
+    assert (f"chapters hook: {len(code_regions.readmes())} READMEs checked: every "
+            "generated part is current") in log, log[-3000:]
 
 
 def test_code_carries_no_docs_markup():
@@ -347,9 +353,12 @@ def excerpt_parts(text: str) -> list[str]:
 
 def test_python_blocks_on_pages_come_from_the_chapters(site):
     """Every Python block on the built site is pseudocode or a verbatim part of a code.py
-    (or of an exercise's reference solution, included in the Exercises section)."""
+    or of a module beside it (command_line.py, bash_safety.py ...), or of an exercise's
+    reference solution, included in the Exercises section."""
     solutions = sorted((ROOT / "exercises" / "solutions").rglob("*.py"))
     sources = [code_without_markers(c) for c in WITH_CODE]
+    sources += [p.read_text(encoding="utf-8") for c in WITH_CODE
+                for p in sorted((ROOT / c).glob("*.py")) if p.name != "code.py"]
     sources += [p.read_text(encoding="utf-8") for p in solutions]
     sources = [stripped_lines(s) for s in sources]
     for html in [page(site)] + [page(site, c) for c in CHAPTERS]:
@@ -382,7 +391,7 @@ def test_code_regions_appear_on_the_page(site, chapter):
 
 def expected_diff(prev: str, chapter: str) -> str:
     a, b = ((ROOT / c / "code.py").read_text(encoding="utf-8") for c in (prev, chapter))
-    return "\n".join(difflib.unified_diff(
+    return "\n".join(what_changed.unified_diff(
         what_changed.without_docstring(a).split("\n"),
         what_changed.without_docstring(b).split("\n"),
         f"{prev}/code.py", f"{chapter}/code.py", lineterm=""))
@@ -887,6 +896,23 @@ def test_every_chapter_has_a_quiz_that_github_shows_folded(chapter):
         assert len(q["options"]) >= 3 and q["why"], f"{chapter}: {q['question']}"
 
 
+@pytest.mark.parametrize("chapter", chapter_params())
+def test_the_quiz_answer_is_not_given_away_by_its_length(chapter):
+    """A learner who always picks the longest option (the most careful-looking one)
+    does no better than chance: the right answer is the longest option (ties count)
+    in at most a third of the chapter's questions, and so is the shortest."""
+    questions = quiz_of(chapter)
+    longest = [q["question"][:50] for q in questions
+               if any(len(q["options"][c]) == max(map(len, q["options"].values()))
+                      for c in q["correct"])]
+    shortest = [q["question"][:50] for q in questions
+                if any(len(q["options"][c]) == min(map(len, q["options"].values()))
+                       for c in q["correct"])]
+    most = round(len(questions) / 3)
+    assert len(longest) <= most, f"{chapter}: the right answer is the longest in {longest}"
+    assert len(shortest) <= most, f"{chapter}: the right answer is the shortest in {shortest}"
+
+
 def test_a_quiz_becomes_the_plugins_blocks():
     """A worked example: the GitHub form of a question, as mkdocs-quiz's block, kept
     out of search; a question that breaks the form is refused, saying why."""
@@ -936,6 +962,23 @@ def test_github_readers_get_what_changed_and_the_transcript(chapter):
 
 
 @pytest.mark.parametrize("chapter", chapter_params()[1:])
+def test_what_changed_counts_the_lines_as_the_command_it_cites(chapter):
+    """The README's "Lines: X added, Y removed" are what the command it names for the
+    whole diff counts (git's histogram diff), so a reader who runs it sees the same."""
+    prev = CHAPTERS[CHAPTERS.index(chapter) - 1]
+    diff = code_regions.DIFF.search(
+        (ROOT / chapter / "README.md").read_text(encoding="utf-8"))["body"]
+    command = f"git diff --no-index --histogram {prev}/code.py {chapter}/code.py"
+    assert f"`{command}`" in diff
+    said = re.search(r"\*\*Lines:\*\* (\d+) added, (\d+) removed", diff)
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    counted = subprocess.run([*command.split(), "--numstat"], cwd=ROOT, text=True,
+                             capture_output=True, check=False).stdout.split()[:2]
+    assert said and list(said.groups()) == counted, (said and said[0], counted)
+
+
+@pytest.mark.parametrize("chapter", chapter_params()[1:])
 def test_what_changed_names_the_tools_the_chapter_really_registers(chapter):
     """The README's "Tools added" and "removed" are the difference between the
     chapters' TOOLS, as the tests load them (s05 adds tool_search and plan mode's
@@ -948,6 +991,22 @@ def test_what_changed_names_the_tools_the_chapter_really_registers(chapter):
     assert f"**Tools added:** {hook.code_list(added)}" in diff
     assert ("**removed:**" in diff) == bool(removed)
     assert {"s05": "tool_search" in added, "s06": "agent" in added}.get(chapter[:3], True)
+
+
+def test_the_chapter_table_names_the_tools_each_chapter_adds():
+    """The root README's table, "tools after it": s01's tools, then what each chapter
+    adds to the one before (as its TOOLS say), or "same"."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    shown = dict(re.findall(r"^\| \[(s\d\d_\w+)\]\(.*\| ([^|]+) \|$", readme, re.M))
+    assert list(shown) == CHAPTERS
+    before: list[str] = []
+    for chapter in CHAPTERS:
+        tools = [t["name"] for t in load_chapter(chapter).TOOLS]
+        added = [t for t in tools if t not in before]
+        expected = (", ".join(added) if not before else
+                    "+ " + ", ".join(added) if added else "same")
+        assert shown[chapter] == expected, chapter
+        before = tools
 
 
 def transcript_of(chapter: str) -> str:
@@ -1043,7 +1102,8 @@ def test_a_run_comes_right_after_the_code_it_calls(chapter):
     text = (ROOT / chapter / "README.md").read_text(encoding="utf-8")
     not_defined_here = {"print", "len", "dict", "list", "str", "repr", "sorted", "set",
                         "open", "Block", "SimpleNamespace", "Path", "write_text",
-                        "read_text", "mkdir", "Read"}
+                        "read_text", "mkdir", "Read",
+                        "Agent", "Call"}  # a run builds the agent, a call's record
     for m in code_regions.RUN.finditer(text):
         called = set(re.findall(r"(\w+)\(", "\n".join(code_regions.statements(m["body"]))))
         before = list(code_regions.REGION.finditer(text[:m.start()]))

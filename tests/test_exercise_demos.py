@@ -10,7 +10,6 @@ make them when the file is run (a process per file would cost ~1.5 s of start-up
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import itertools
 import os
@@ -26,7 +25,8 @@ import pytest
 
 import offline
 from conftest import ROOT, clean_env
-from exercises.make import make
+from exercises.make import chapter_of, make
+from offline.chapters import load_file
 
 # exercise -> (extra arguments, what a solution's run shows)
 SOLUTION_SHOWS = {
@@ -71,9 +71,9 @@ def run_file(path: Path, args: list[str], cwd: Path, monkeypatch) -> tuple[int, 
         monkeypatch.setenv(key, value)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     monkeypatch.setattr(tempfile, "tempdir", str(cwd))  # tempfile read TMPDIR long ago
-    spec = importlib.util.spec_from_file_location(f"demo_{path.stem}_{next(_loaded)}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # its chapter's modules (command_line.py ...): fresh copies of its own, as
+    # exercises/conftest.py loads a file, so nothing leaks into the next file
+    module = load_file(path, f"demo_{path.stem}_{next(_loaded)}", chapter_of(path).parent)
     out = io.StringIO()
     with redirect_stdout(out), redirect_stderr(out):
         status = module.main(args)

@@ -34,8 +34,9 @@ sys.path.insert(0, str(ROOT))
 
 from exercises.make import (  # noqa: E402
 
-    IMPORTS_MODULE, MODULES, PatchError, apply_patch, build, chapter_of, chapter_text,
-    make, make_patch, patches, regions, unlocated)
+    MODULES, WRITTEN_IN, PatchError, apply_patch, build, chapter_of, chapter_text,
+    exercise_key, make, make_patch, patches, regions, unlocated, without_imports_of,
+    written_in)
 
 # One worker runs this file: its module fixtures build once (pytest -n, --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("exercises")
@@ -183,10 +184,10 @@ def test_patch_fits_its_chapter(patch):
                     f"python exercises/make.py --save <file>", pytrace=False)
 
 
-def top_level_bindings(text: str) -> dict[str, list[str]]:
+def top_level_bindings(text: str, folder: Path) -> dict[str, list[str]]:
     """name -> what binds it at a module's top level, in order: a def or a class (its
     AST), an assignment (its AST), an import (what it imports). Inside a top-level if,
-    try or with too, but for the imports of the sibling modules, which are not pasted."""
+    try or with too, but for the imports of the modules beside it in `folder`."""
     found = {}
     def walk(nodes):
         for node in nodes:
@@ -211,7 +212,7 @@ def top_level_bindings(text: str) -> dict[str, list[str]]:
             if isinstance(node, (ast.If, ast.Try, ast.With, ast.ExceptHandler)):
                 for block in ("body", "orelse", "finalbody", "handlers"):
                     walk(getattr(node, block, []))
-    walk(ast.parse(IMPORTS_MODULE.sub("", text)).body)
+    walk(ast.parse("\n".join(without_imports_of(text, folder, MODULES)[0])).body)
     return found
 
 
@@ -220,28 +221,48 @@ SAME_MEANING = {
     "is_inside": "bash_safety.py's and code.py's: the same test (a path inside the "
                  "workspace), written twice",
 }
-PASTED_CHAPTERS = [c.parent.name for c in sorted(ROOT.glob("s[0-9][0-9]_*/code.py"))
-                   if any(c.with_name(m).is_file() for m in MODULES)]
+PASTED = sorted(WRITTEN_IN)  # the exercises that have a module written in
 
 
-@pytest.mark.parametrize("chapter", PASTED_CHAPTERS)
-def test_the_pasted_modules_shadow_no_name(chapter):
-    """An exercise file is code.py with its modules written in (make.py's MODULES):
-    one namespace. A top-level name that two of those files bind differently would be
-    the later one's everywhere, also in the earlier file's functions (mcp_client.py's
-    processes() once replaced sandbox.py's, and s06 ex2's commands failed)."""
-    code = ROOT / chapter / "code.py"
-    files = [code.with_name(m) for m in MODULES if code.with_name(m).is_file()] + [code]
+@pytest.mark.parametrize("exercise", PASTED)
+def test_the_modules_written_in_shadow_no_name(exercise):
+    """An exercise file whose work is in a module has it written in (make.py's
+    WRITTEN_IN), with the modules that import it: one namespace with code.py. A
+    top-level name that two of those files bind differently would be the later one's
+    everywhere, also in the earlier file's functions (when every module was pasted,
+    mcp_client.py's processes() replaced sandbox.py's, and s06 ex2's commands failed).
+    The other modules are imported, each in a namespace of its own."""
+    code = chapter_of(ROOT / "exercises" / f"{exercise}.patch")
+    files = [code.with_name(m) for m in written_in(code, WRITTEN_IN[exercise])] + [code]
     bindings = {}  # name -> {file name: its bindings}
     for file in files:
-        for name, bound in top_level_bindings(file.read_text(encoding="utf-8")).items():
+        for name, bound in top_level_bindings(file.read_text(encoding="utf-8"),
+                                              code.parent).items():
             bindings.setdefault(name, {})[file.name] = bound
     clashes = {name: sorted(where) for name, where in bindings.items()
                if len(where) > 1 and len({tuple(b) for b in where.values()}) > 1
                and name not in SAME_MEANING}
     assert not clashes, (
-        f"{chapter}: pasted into one exercise file, these names would shadow each "
+        f"{exercise}: written into one exercise file, these names would shadow each "
         f"other (name: the files that bind it): {clashes}; rename one")
+
+
+def test_an_exercise_file_holds_its_chapter_and_imports_the_rest():
+    """A starter is code.py and its exercise, not the modules beside code.py: those
+    it imports from the chapter's folder (but what WRITTEN_IN writes in), so a starter
+    is about as long as its chapter's code.py."""
+    for patch in patches():
+        code = chapter_of(patch)
+        text = build(patch)
+        pasted = written_in(code, WRITTEN_IN.get(exercise_key(patch), ()))
+        extra = sum(len(code.with_name(m).read_text(encoding="utf-8").split("\n"))
+                    for m in pasted)
+        size = len(code.read_text(encoding="utf-8").split("\n"))
+        assert len(text.split("\n")) < size + extra + 400, rel(patch)
+        for module in {m for m in MODULES if code.with_name(m).is_file()} - set(pasted):
+            first = code.with_name(module).read_text(encoding="utf-8").split("\n")[0]
+            assert f"from {module.removesuffix('.py')} import" in text, rel(patch)
+            assert first not in text, f"{rel(patch)} should import {module}, not hold it"
 
 
 @pytest.mark.parametrize("starter", STARTERS, ids=IDS)
@@ -321,8 +342,9 @@ def test_make_keeps_a_learners_starter(tmp_path):
     starter.write_text("my work\n")
     make(into=folder, quiet=True)
     assert starter.read_text() == "my work\n"
-    assert (folder / "solutions" / "s01" / "ex1.py").read_text() == build(
-        ROOT / "exercises" / "solutions" / "s01" / "ex1.patch")
+    solution = folder / "solutions" / "s01" / "ex1.py"
+    assert solution.read_text() == build(
+        ROOT / "exercises" / "solutions" / "s01" / "ex1.patch", solution)
 
 
 def test_make_says_what_it_made_and_where(tmp_path, capsys):
@@ -374,3 +396,50 @@ def test_the_checkers_are_as_recorded(checker_runs):
     assert set(seal.recorded()) == set(seal.sealed())
     for run, _ in checker_runs.values():
         assert EDITED not in run.stdout, run.stdout[-2000:]
+
+
+# --- a failed check in plain words ------------------------------------------------------
+
+
+def test_a_wrong_hook_is_told_in_plain_words(tmp_path):
+    """s04 ex1's checker on a hook with two mistakes (its reason names the wrong line;
+    it prints on a valid file): each failure shows the checker's message and nothing of
+    the machinery (no internal marker, no half of an `a == b and c` that held)."""
+    hook = (ROOT / "exercises" / "solutions" / "s04" / "ex1.py").read_text()
+    wrong = hook.replace("{e.lineno}:{e.colno}", "{e.lineno + 1}:{e.colno}").replace(
+        "    return 0  # the answer",
+        "    if not problem and path.endswith('.json'):\n        print('checked')\n"
+        "    return 0  # the answer")
+    assert wrong.count("checked") == 1 and "e.lineno + 1" in wrong
+    (tmp_path / "ex1.py").write_text(wrong)
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("ANTHROPIC_", "PYTEST_", "EXERCISE_")) and k != "MODEL_ID"}
+    env.update(EXERCISE_FILE=str(tmp_path / "ex1.py"), NO_COLOR="1", TMPDIR=str(tmp_path))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "exercises/s04/test_ex1.py"], cwd=ROOT, env=env, text=True,
+                         capture_output=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
+    out = run.stdout
+    assert run.returncode == 1 and "3 failed" in out, out[-3000:]
+    assert "got exit 0 and 'checked'" in out  # the checkers' own words
+    assert "with stock.json:3:... in it" in out and "stock.json:4:3: Expecting" in out
+    assert "<<" not in out, out[-3000:]
+    assert not re.search(r"^(Got|In|Expected)\b.* (and|or) ", out, re.MULTILINE), out[-3000:]
+
+
+# --- a coding agent at the root knows the rules too ---------------------------------------
+
+RULES = ("Never write the exercise for them", "Never read the solutions", "Never edit a checker")
+
+
+def test_an_agent_started_at_the_root_finds_the_coaching_rules():
+    """The root's AGENTS.md (and CLAUDE.md, which imports it) holds the three rules in
+    exercises/AGENTS.md's own words, and sends a learner's agent there, a contributor's
+    to CONTRIBUTING.md; every path it names exists."""
+    root, coach = ((ROOT / p / "AGENTS.md").read_text() for p in (".", "exercises"))
+    for rule in RULES:
+        assert f"**{rule}" in coach and f"**{rule}" in root, rule
+    assert "`exercises/AGENTS.md`" in root and "`CONTRIBUTING.md`" in root
+    assert "\n@AGENTS.md\n" in (ROOT / "CLAUDE.md").read_text()
+    for named in re.findall(r"`((?:[\w.-]+/)*[\w.-]+(?:\.\w+|/))`", root):
+        if "/" in named and "sNN" not in named:  # a path, not a file of each chapter
+            assert (ROOT / named).exists(), f"AGENTS.md names {named}, which does not exist"

@@ -13,7 +13,6 @@ scratch course folder. The closed pipe needs a real process and a real pipe.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import itertools
 import shutil
@@ -24,7 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, chapter_params, clean_env, run_main, teaching_and_last
+from conftest import CHAPTERS, ROOT, chapter_params, clean_env, run_cli, run_main, \
+    teaching_and_last
+from offline.chapters import load_file
 
 _copies = itertools.count(1)
 
@@ -61,18 +62,14 @@ def run_copy_with_env_file(chapter: str, env_file: str, tmp_path: Path,
     """main(["hi"]) of a copy of the chapter, in a course folder whose .env holds
     `env_file`, with no key in the environment. Returns (status, stderr)."""
     course = tmp_path / "course"
-    (course / chapter).mkdir(parents=True)
-    shutil.copy(ROOT / chapter / "code.py", course / chapter / "code.py")
+    shutil.copytree(ROOT / chapter, course / chapter,
+                    ignore=shutil.ignore_patterns("*.md", "__pycache__"))
     (course / ".env").write_text(env_file)
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.chdir(tmp_path)
-    # subtle: from s03 on, code.py imports bash_safety.py from its package: named as a
-    # module of the chapter's package, the copy finds the chapter's one.
-    spec = importlib.util.spec_from_file_location(f"{chapter}.copy_{next(_copies)}",
-                                                  course / chapter / "code.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_file(course / chapter / "code.py", f"copy_{next(_copies)}.code",
+                       course / chapter)  # as `python course/sNN/code.py` loads it
     err = io.StringIO()
     with redirect_stdout(io.StringIO()), redirect_stderr(err):
         status = module.main(["hi"])
@@ -92,6 +89,21 @@ def test_a_key_in_env_that_cannot_work_is_one_line(chapter, tmp_path, monkeypatc
     status, stderr = run_copy_with_env_file(chapter, env_file, tmp_path, monkeypatch)
     assert status == 1
     assert one_line(stderr).startswith(f"error: ANTHROPIC_API_KEY in .env {says}")
+
+
+def test_an_empty_key_in_the_environment_is_no_key(workspace):
+    """`ANTHROPIC_API_KEY= python s01_agent_loop/code.py "task"`, no key in .env: an
+    empty variable is no key, as Claude Code reads it (2.1.332 says "Not logged in"),
+    so the task is not run, one line says so, and the demo plays (the README says it).
+    The real command line, in a process."""
+    proc = run_cli(CHAPTERS[0], "fix the bug", cwd=workspace, ANTHROPIC_API_KEY="",
+                   ANTHROPIC_AUTH_TOKEN="")
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith("Your task was not run: no ANTHROPIC_API_KEY"), first
+    assert "scripted" in proc.stdout.lower() and "Traceback" not in proc.stderr
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert "An empty variable in your environment is no key" in readme
 
 
 def test_help_names_the_demo_the_variables_and_every_flag(chapter, workspace):

@@ -11,6 +11,7 @@ import os
 import anthropic
 import pytest
 
+from conftest import the_agent
 from conftest import (assert_no_process, chapter_params, load_chapter, run_main,
                       teaching_and_last)
 from offline.server import (error_event, overloaded, prompt_tokens, refusal, reply,
@@ -22,12 +23,7 @@ def chapter(request):
     return request.param
 
 
-@pytest.fixture(autouse=True)
-def fresh_window(request):
-    """WINDOW is the process's (main() runs in this one): each test starts unwarned."""
-    if "chapter" in request.fixturenames:
-        load_chapter(request.getfixturevalue("chapter")).WINDOW.update(
-            size=200_000, warned=False)
+
 
 
 def live(server, **extra):
@@ -110,9 +106,9 @@ def test_a_call_started_early_stops_when_the_reply_fails(chapter, server, worksp
     server.add(error_event(tool_use("run_shell", {"command": f"{sleep}; touch ended"}),
                            "More to say.", event_delay=0.05))
     with pytest.raises(anthropic.APIStatusError):
-        mod.agent_loop([{"role": "user", "content": "go"}], client)
+        mod.agent_loop([{"role": "user", "content": "go"}], the_agent(mod, client))
     assert not (workspace / "ended").exists()  # it did not wait for the command
-    assert not mod.SESSION["running"]
+    assert not the_agent(mod).running
     assert_no_process(sleep)  # killed, not left running
     assert len(server.requests) == 1  # no tool_result was sent
 
@@ -126,7 +122,7 @@ def test_a_refusals_reason_is_on_screen_plain_and_streamed(chapter, server, work
     proc = run_main(chapter, "write malware", cwd=workspace, **live(server))
     assert proc.returncode == 1
     [line] = [ln for ln in proc.stderr.splitlines() if ln.startswith("error:")]
-    assert "refused" in line and "cyber: It could enable cyber harm." in line
+    assert "Refused: the model declined" in line and "cyber: It could enable cyber harm." in line
 
 
 @pytest.mark.parametrize("chapter", chapter_params("s06"))
@@ -142,6 +138,6 @@ def test_a_subagent_started_early_is_told_to_stop_when_the_reply_fails(
                reply(tool_use("read_file", {"file_path": "a.txt"}), delay=0.5),
                reply("Sub done."))
     with pytest.raises(anthropic.APIStatusError):
-        mod.agent_loop([{"role": "user", "content": "go"}], client)
+        mod.agent_loop([{"role": "user", "content": "go"}], the_agent(mod, client))
     assert len(server.requests) == 2 and server.remaining == 1
-    assert (workspace / "a.txt").resolve() not in mod.SESSION["read"]
+    assert (workspace / "a.txt").resolve() not in the_agent(mod).permissions.read

@@ -9,6 +9,8 @@ tool_use answered in order, thinking blocks sent back unchanged, the next reques
 valid by the server's rules, the error named in one line.
 """
 
+import copy
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -18,10 +20,18 @@ import pytest
 import yaml
 
 from conftest import CHAPTERS, load_chapter, run_main
+from conftest import the_agent
 from offline.server import recorded, reply
 
 HERE = Path(__file__).parent / "recordings"
 DROPPED = ("content-length", "transfer-encoding", "connection")  # the server's own
+
+
+@functools.cache
+def cassette(path: Path) -> dict:
+    """A cassette, parsed once a process (1.6 MB of YAML: libyaml's parser where
+    there is one, which reads them alike, else PyYAML's own)."""
+    return yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def answers(path: Path) -> list[dict]:
@@ -29,7 +39,7 @@ def answers(path: Path) -> list[dict]:
     bytes as recorded (vcrpy keeps them; pydantic-ai keeps a JSON body parsed, so
     that one is serialised again, and its content-encoding no longer applies)."""
     out = []
-    for interaction in yaml.safe_load(path.read_text())["interactions"]:
+    for interaction in copy.deepcopy(cassette(path))["interactions"]:
         r = interaction["response"]
         body = (r.get("body") or {}).get("string")
         parsed = body is None or isinstance(body, str)
@@ -102,7 +112,7 @@ def test_a_recorded_answer_through_the_chapter(chapter, name, n, server, workspa
     client = anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
     server.add(recorded(answer), reply("Done."))
     messages = [{"role": "user", "content": "go"}]
-    final = mod.agent_loop(messages, client)
+    final = mod.agent_loop(messages, the_agent(mod, client))
     assert not server.rejected, server.rejected  # what it sent back is valid
     calls = [b["id"] for b in sent["content"] if b["type"] == "tool_use"]
     if sent["stop_reason"] in ("tool_use", "pause_turn"):
@@ -122,7 +132,7 @@ def test_a_recorded_answer_through_the_chapter(chapter, name, n, server, workspa
         assert said[-1].strip() in final
         # the next prompt sends the answer back as it came: the API accepts it
         messages.append({"role": "user", "content": "and then?"})
-        assert mod.agent_loop(messages, client) == "Done."
+        assert mod.agent_loop(messages, the_agent(mod, client)) == "Done."
         assert not server.rejected, server.rejected
 
 
@@ -141,7 +151,7 @@ def check_error(chapter, answer, server, workspace):
 def replayed_usage(chapter, client, server, name):
     """The usage of a recorded answer as the chapter's SDK call parses it."""
     server.add(recorded(answers(HERE / name)[0]))
-    ask = {"model": "claude-sonnet-4-5", "max_tokens": 100,
+    ask = {"model": "claude-sonnet-4-6", "max_tokens": 100,
            "messages": [{"role": "user", "content": "go"}]}
     if chapter == CHAPTERS[-1]:  # s06 streams
         with client.messages.stream(**ask) as stream:
@@ -170,16 +180,13 @@ def test_the_window_is_what_the_next_request_carries(chapter, server, capsys):
                                    "cache_read_input_tokens", "cache_creation_input_tokens"))
     assert window == 1262 + 11 < usage.input_tokens + usage.output_tokens
     assert mod.window_tokens(usage) == window
-    mod.WINDOW.update(size=window + 100, warned=False)  # 80 % of it is below `window`
-    try:
-        mod.count_tokens(usage)
-    finally:
-        mod.WINDOW.update(size=200_000, warned=False)
+    mod.count_tokens(usage, mod.Agent(None, window=window + 100))  # 80 %: below it
     assert capsys.readouterr().err == (
         f"[context window: {window:,} of {window + 100:,} tokens used; when it is full "
         "the oldest exchanges go, or type /clear]\n")
     # the paused reply, through the loop: no warning, the turn goes on
     server.add(recorded(answers(HERE / paused)[0]), reply("Done."))
-    assert mod.agent_loop([{"role": "user", "content": "go"}], client) == "Done."
+    assert mod.agent_loop([{"role": "user", "content": "go"}],
+                          the_agent(mod, client)) == "Done."
     assert "[context window:" not in capsys.readouterr().err
     assert not server.rejected, server.rejected

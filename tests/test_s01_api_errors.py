@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import load_chapter, run_main, teaching_and_last
+from conftest import beside, load_chapter, run_main, teaching_and_last
 from offline.server import (
     error,
     overloaded,
@@ -37,7 +37,7 @@ def live(server, **extra):
 
 
 def retries(chapter: str) -> int:
-    return load_chapter(chapter).MAX_RETRIES
+    return beside(chapter, "command_line").MAX_RETRIES
 
 
 def user_words(request: dict) -> list:
@@ -154,7 +154,7 @@ def test_a_refusal_then_an_empty_reply_then_a_question_all_get_answers(chapter, 
                reply("Here is the answer."))
     proc = run_main(chapter, cwd=workspace, input="bad\nquiet\nnormal\n", **live(server))
     assert proc.returncode == 0, proc.stderr
-    assert "refused" in proc.stderr and "This could enable cyber harm." in proc.stderr
+    assert "Refused: the model declined" in proc.stderr and "This could enable cyber harm." in proc.stderr
     assert "without a word" in proc.stdout
     assert "Here is the answer." in proc.stdout
     assert not server.rejected and len(server.requests) == 3

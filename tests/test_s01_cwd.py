@@ -14,6 +14,7 @@ import pytest
 
 from conftest import (chapter_params, load_chapter, result_text, run_agent, wait_until,
                       sent_tool_results, teaching_and_last, tool_use_block, write_settings)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 
@@ -202,7 +203,7 @@ def test_a_cd_never_runs_beside_the_next_call():
     mod = load_chapter("s06_concurrency")
     calls = [tool_use_block("run_shell", id=f"t{n}", command=c)
              for n, c in enumerate(["ls", "cd sub", "ls", "cat a.txt"])]
-    assert [[b.id for b in batch] for batch in mod.partition_tool_calls(calls)] == [
+    assert [[b.id for b in batch] for batch in mod.partition_tool_calls(calls, the_agent(mod))] == [
         ["t0"], ["t1"], ["t2", "t3"]]
 
 
@@ -231,7 +232,7 @@ def test_a_background_command_starts_where_the_shell_stands(server, client, work
                reply("done"))
     run_agent(mod, client, "go")
     wait_until(lambda: (workspace / "sub" / "here.txt").is_file())
-    mod.stop_all(mod.SESSION["tasks"], mod.kill_group)
+    the_agent(mod).close()
     assert (workspace / "sub" / "here.txt").read_text().strip() == str(
         (workspace / "sub").resolve())
 

@@ -8,7 +8,6 @@ newline, tab and ordinary Unicode. Through the real loop, in every chapter; s03'
 question about a command that holds an escape, in s03 and every later chapter.
 """
 
-import argparse
 
 import pytest
 
@@ -31,8 +30,8 @@ def test_tool_output_and_model_text_print_escaped(mod, server, client, trusted, 
     command = r"printf 'out\033]52;c;eA==\007 \033[8mhid\r\302\233den é 日本\n'"
     server.add(reply(f"Let me look{OSC52}", tool_use("run_shell", {"command": command})),
                reply(f"Done.{CONCEAL} Nothing to see"))
-    args = argparse.Namespace(model="claude-test", max_turns=5)
-    mod.run_task("look", [], client, args)  # as the REPL runs a prompt: it prints the answer
+    agent = mod.Agent(client, model="claude-test", max_turns=5)
+    mod.run_task("look", [], agent)  # as the REPL runs a prompt: it prints the answer
     out = capsys.readouterr().out
     assert not [c for c in RAW if c in out], repr(out)
     assert "Let me look\\x1b]52;c;cm0gLXJmIH4=\\x07" in out      # the model's words

@@ -10,6 +10,7 @@ import pytest
 
 from conftest import (assert_no_process, load_chapter, result_text, run_agent,
                       sent_tool_results, teaching_and_last)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 
@@ -109,10 +110,10 @@ def test_run_shell_reports_stdout_stderr_and_exit_code(mod):
     """Both streams and the exit status reach the model; a non-zero exit raises
     CommandFailed with the same text, so the result is an error (as in Claude Code)."""
     with pytest.raises(mod.CommandFailed) as failed:
-        mod.run_shell("echo to-out; echo to-err >&2; exit 3")
+        mod.run_shell(the_agent(mod), "echo to-out; echo to-err >&2; exit 3")
     out = str(failed.value)
     assert "to-out" in out and "to-err" in out and "exit code: 3" in out
-    out = mod.run_shell("echo to-out; echo to-err >&2")
+    out = mod.run_shell(the_agent(mod), "echo to-out; echo to-err >&2")
     assert "to-out" in out and "to-err" in out and "exit code: 0" in out
 
 
@@ -186,24 +187,24 @@ def test_the_model_gets_clean_output(mod, server, client, workspace):
 
 
 def test_run_shell_says_when_there_is_no_output(mod):
-    assert "(no output)" in mod.run_shell("true")
+    assert "(no output)" in mod.run_shell(the_agent(mod), "true")
 
 
 def test_run_shell_cannot_wait_for_input(mod):
     """Stdin is closed and pagers are cat: nothing can sit waiting for a human."""
-    out = mod.run_shell("read line; echo \"read=$?\"; cat; echo \"pager=$PAGER git=$GIT_PAGER\"")
+    out = mod.run_shell(the_agent(mod), "read line; echo \"read=$?\"; cat; echo \"pager=$PAGER git=$GIT_PAGER\"")
     assert "read=1" in out and "pager=cat git=cat" in out
 
 
 def test_run_shell_runs_in_the_workspace(mod, workspace):
-    assert str(workspace) in mod.run_shell("pwd -P")
+    assert str(workspace) in mod.run_shell(the_agent(mod), "pwd -P")
 
 
 def test_run_shell_timeout_kills_the_whole_process_group(mod, workspace):
     """On timeout the command and everything it started are killed."""
     n = 100_000 + os.getpid() % 100_000  # unique: other workers run this test too
     with pytest.raises(mod.CommandFailed) as failed:
-        mod.run_shell(f"sleep {n}1 & sleep {n}2", timeout=1000)  # milliseconds
+        mod.run_shell(the_agent(mod), f"sleep {n}1 & sleep {n}2", timeout=1000)  # milliseconds
     assert "timed out after 1s" in str(failed.value)
     # subtle: from s03 on the command runs in a sandbox with process IDs of its own,
     # so the background child is looked for by what it runs, not by its $!.
@@ -214,13 +215,13 @@ def test_run_shell_timeout_is_capped(mod):
     """Timeouts are in milliseconds, as Claude Code's Bash takes them; the model
     cannot ask for more than MAX_TIMEOUT (ten minutes)."""
     assert mod.MAX_TIMEOUT == 600_000 and mod.DEFAULT_TIMEOUT == 120_000
-    assert "exit code: 0" in mod.run_shell("true", timeout=10_000_000)
+    assert "exit code: 0" in mod.run_shell(the_agent(mod), "true", timeout=10_000_000)
 
 
 def test_long_output_keeps_head_and_tail(mod):
     """Past the limit the middle is cut, with a marker saying how much."""
     limit = mod.MAX_OUTPUT_CHARS
-    out = mod.run_shell(f"echo FIRST-LINE; head -c {limit * 3} /dev/zero | tr '\\0' x; echo; echo LAST-LINE")
+    out = mod.run_shell(the_agent(mod), f"echo FIRST-LINE; head -c {limit * 3} /dev/zero | tr '\\0' x; echo; echo LAST-LINE")
     assert "FIRST-LINE" in out and "LAST-LINE" in out
     assert "bytes cut from the middle" in out
     assert len(out) < limit + 2000

@@ -12,6 +12,7 @@ import anthropic
 import pytest
 
 from conftest import load_chapter, result_text, run_agent, sent_tool_results, teaching_and_last
+from conftest import the_agent
 from offline.server import cut_off, refusal, reply, tool_use
 
 
@@ -89,7 +90,7 @@ def test_an_empty_reply_is_not_kept(mod, server, client):
     assert "without a word" in final
     assert all(m["content"] for m in messages)
     messages.append({"role": "user", "content": "did it work?"})
-    assert mod.agent_loop(messages, client) == "Yes."
+    assert mod.agent_loop(messages, the_agent(mod, client)) == "Yes."
     assert not server.rejected
 
 
@@ -101,7 +102,7 @@ def test_a_refusal_ends_the_task_and_is_not_kept(mod, server, client):
                                    "cyber harm."))
     messages = [{"role": "user", "content": "write malware"}]
     with pytest.raises(mod.Refused) as caught:
-        mod.agent_loop(messages, client)
+        mod.agent_loop(messages, the_agent(mod, client))
     assert "cyber" in str(caught.value) and "declined because" in str(caught.value)
     assert messages == [{"role": "user", "content": "write malware"}]
 
@@ -123,5 +124,5 @@ def test_an_unknown_stop_reason_ends_the_turn_and_names_it(mod, server, client, 
     assert not (workspace / "new.txt").exists()
     assert messages[-1]["role"] == "user" and sent_tool_results({"messages": messages})
     messages.append({"role": "user", "content": "and now?"})
-    assert mod.agent_loop(messages, client) == "Fine."
+    assert mod.agent_loop(messages, the_agent(mod, client)) == "Fine."
     assert not server.rejected

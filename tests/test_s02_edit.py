@@ -12,6 +12,7 @@ import re
 import pytest
 
 from conftest import call_tool, load_chapter, teaching_and_last
+from conftest import the_agent
 
 
 @pytest.fixture(params=teaching_and_last("s02"))
@@ -23,7 +24,7 @@ def mod(request):
 def edit(mod):
     """Call edit_file directly; returns its report."""
     def run(file_path, old_string, new_string, **more):
-        return mod.TOOL_HANDLERS["edit_file"](file_path=file_path, old_string=old_string,
+        return mod.TOOL_HANDLERS["edit_file"](the_agent(mod), file_path=file_path, old_string=old_string,
                                               new_string=new_string, **more)
     return run
 
@@ -31,7 +32,7 @@ def edit(mod):
 def refused(mod, **args) -> str:
     """Call edit_file expecting a refusal; return its message."""
     with pytest.raises(Exception) as info:
-        mod.TOOL_HANDLERS["edit_file"](**args)
+        mod.TOOL_HANDLERS["edit_file"](the_agent(mod), **args)
     return str(info.value)
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from conftest import (call_tool, load_chapter, result_text, run_agent, sent_tool_results,
                       teaching_and_last, tool_use_block)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 
@@ -76,7 +77,7 @@ def test_edit_and_a_whole_tree_search_pass_a_fifo_by(mod, trusted):
 
     def edit() -> str:
         with pytest.raises(mod.ToolError) as refused:
-            mod.TOOL_HANDLERS["edit_file"](file_path="pipe", old_string="a",
+            mod.TOOL_HANDLERS["edit_file"](the_agent(mod), file_path="pipe", old_string="a",
                                            new_string="b")
         return str(refused.value)
 
@@ -122,7 +123,7 @@ def test_a_link_planted_at_a_saved_name_is_not_followed(mod, workspace, outside,
     planted = workspace / ".tool-results" / "toolu_next.txt"
     getattr(os, kind.replace("hardlink", "link"))(outside / "secret.txt", planted)
     output, is_error = mod.execute_tool(
-        tool_use_block("run_shell", id="toolu_next", command=BIG))
+        tool_use_block("run_shell", id="toolu_next", command=BIG), the_agent(mod))
     assert not is_error and "is saved in .tool-results/toolu_next.txt" in output
     assert (outside / "secret.txt").read_text() == "TOPSECRET\n"
     assert not planted.is_symlink() and planted.read_text().startswith("1\n2\n3\n")

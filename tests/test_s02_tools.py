@@ -20,6 +20,15 @@ import anthropic
 import pytest
 
 from conftest import call_tool, load_chapter, teaching_and_last, write_settings
+from conftest import the_agent
+
+
+def safe_path(mod, path: str):
+    """The chapter's safe_path; from s03 on it asks the agent (the paths let out)."""
+    import inspect
+    if "agent" in inspect.signature(mod.safe_path).parameters:
+        return mod.safe_path(the_agent(mod), path)
+    return mod.safe_path(path)
 
 
 @pytest.fixture(params=teaching_and_last("s02"))
@@ -52,7 +61,7 @@ def outside(workspace) -> Path:
 def handler_error(mod, name: str, **args) -> str:
     """Call a handler directly and return the message of the error it must raise."""
     with pytest.raises(Exception) as info:
-        mod.TOOL_HANDLERS[name](**args)
+        mod.TOOL_HANDLERS[name](the_agent(mod), **args)
     return str(info.value)
 
 
@@ -88,14 +97,14 @@ def test_safe_path_refuses_dotdot_absolute_and_home(mod, workspace, outside, mon
     for path in ["../outside/secret.txt", "sub/../../outside/secret.txt",
                  str(outside / "secret.txt"), "/etc/passwd", "~/secret.txt", "~"]:
         with pytest.raises(Exception):
-            mod.safe_path(path)
+            safe_path(mod, path)
 
 
 def test_safe_path_allows_an_absolute_path_inside(mod, workspace):
     """An absolute path that is inside the workspace is fine, and so is `a/../b`."""
     (workspace / "a.txt").write_text("hi\n")
-    assert mod.safe_path(str(workspace / "a.txt")) == (workspace / "a.txt").resolve()
-    assert mod.safe_path("sub/../a.txt") == (workspace / "a.txt").resolve()
+    assert safe_path(mod, str(workspace / "a.txt")) == (workspace / "a.txt").resolve()
+    assert safe_path(mod, "sub/../a.txt") == (workspace / "a.txt").resolve()
     output, is_error = call_tool(mod, "read_file", file_path=str(workspace / "a.txt"))
     assert not is_error and numbered(output) == {1: "hi"}
 
@@ -106,7 +115,7 @@ def test_safe_path_refuses_symlinks_that_lead_out(mod, workspace, outside):
     (workspace / "linkdir").symlink_to(outside, target_is_directory=True)
     for path in ["link.txt", "linkdir", "linkdir/secret.txt", "linkdir/new.txt"]:
         with pytest.raises(Exception):
-            mod.safe_path(path)
+            safe_path(mod, path)
 
 
 @pytest.mark.parametrize("path", [
@@ -160,7 +169,7 @@ def test_links_that_stay_inside_are_followed(mod, workspace):
     (workspace / "alias.txt").symlink_to(workspace / "real.txt")
     output, is_error = call_tool(mod, "read_file", file_path="alias.txt")
     assert not is_error and numbered(output) == {1: "one"}
-    mod.TOOL_HANDLERS["write_file"](file_path="alias.txt", content="two\n")
+    mod.TOOL_HANDLERS["write_file"](the_agent(mod), file_path="alias.txt", content="two\n")
     assert (workspace / "real.txt").read_bytes() == b"two\n"
 
 
@@ -266,7 +275,7 @@ def test_read_file_empty_file_and_offset_past_the_end(mod, workspace):
 def test_write_file_creates_parents_and_reports(mod, workspace):
     """A new file in new folders: written byte for byte; the report names it and its size."""
     content = "print('hi')\nprint('bye')\n"
-    output = mod.TOOL_HANDLERS["write_file"](file_path="src/pkg/hello.py", content=content)
+    output = mod.TOOL_HANDLERS["write_file"](the_agent(mod), file_path="src/pkg/hello.py", content=content)
     assert (workspace / "src/pkg/hello.py").read_bytes() == content.encode()
     assert "src/pkg/hello.py" in output
     assert str(len(content.encode())) in output or "2 lines" in output
@@ -275,14 +284,14 @@ def test_write_file_creates_parents_and_reports(mod, workspace):
 def test_write_file_overwrites(mod, workspace):
     """An existing file is replaced whole, not appended to."""
     (workspace / "notes.md").write_text("old text that is longer than the new one\n")
-    mod.TOOL_HANDLERS["write_file"](file_path="notes.md", content="new\n")
+    mod.TOOL_HANDLERS["write_file"](the_agent(mod), file_path="notes.md", content="new\n")
     assert (workspace / "notes.md").read_bytes() == b"new\n"
 
 
 def test_write_file_is_atomic_and_leaves_no_temp_files(mod, workspace):
     """After many writes the folder holds only the file: no temporary files left behind."""
     for n in range(5):
-        mod.TOOL_HANDLERS["write_file"](file_path="data/out.txt", content=f"v{n}\n" * 1000)
+        mod.TOOL_HANDLERS["write_file"](the_agent(mod), file_path="data/out.txt", content=f"v{n}\n" * 1000)
     assert sorted(p.name for p in (workspace / "data").iterdir()) == ["out.txt"]
     assert (workspace / "data/out.txt").read_bytes() == b"v4\n" * 1000
 
@@ -310,7 +319,7 @@ def test_write_file_keeps_permissions(mod, workspace):
     script = workspace / "run.sh"
     script.write_text("#!/bin/sh\necho old\n")
     script.chmod(0o755)
-    mod.TOOL_HANDLERS["write_file"](file_path="run.sh", content="#!/bin/sh\necho new\n")
+    mod.TOOL_HANDLERS["write_file"](the_agent(mod), file_path="run.sh", content="#!/bin/sh\necho new\n")
     assert script.stat().st_mode & 0o777 == 0o755
     assert script.read_bytes() == b"#!/bin/sh\necho new\n"
 
@@ -319,7 +328,7 @@ def test_write_file_new_file_gets_ordinary_permissions(mod, workspace):
     """A new file gets the mode any program's new file gets (0666 less the umask), not 0600."""
     umask = os.umask(0o022)
     os.umask(umask)
-    mod.TOOL_HANDLERS["write_file"](file_path="page.html", content="<p>hi</p>\n")
+    mod.TOOL_HANDLERS["write_file"](the_agent(mod), file_path="page.html", content="<p>hi</p>\n")
     assert (workspace / "page.html").stat().st_mode & 0o777 == 0o666 & ~umask
 
 
@@ -732,7 +741,7 @@ def test_input_that_is_not_an_object_is_an_error(mod):
     """An input that is a list, not a JSON object: is_error, no exception."""
     block = anthropic.types.ToolUseBlock.model_construct(
         type="tool_use", id="toolu_list", name="read_file", input=["a.txt"])
-    output, is_error = mod.execute_tool(block)
+    output, is_error = mod.execute_tool(block, the_agent(mod))
     assert is_error and "object" in output.lower()
 
 
@@ -815,7 +824,7 @@ def test_saved_result_stays_inside_the_workspace(mod, workspace):
     `../` is still saved under .tool-results/, never outside the workspace."""
     block = anthropic.types.ToolUseBlock(type="tool_use", id="../../escaped", name="run_shell",
                                          input={"command": "seq 1 100000; seq 1 100000 >&2"})
-    output, is_error = mod.execute_tool(block)
+    output, is_error = mod.execute_tool(block, the_agent(mod))
     assert not is_error
     assert not (workspace.parent / "escaped.txt").exists()
     assert not (workspace.parent.parent / "escaped.txt").exists()

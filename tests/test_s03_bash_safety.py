@@ -16,6 +16,7 @@ import subprocess
 import pytest
 
 from conftest import call_tool, load_chapter, where_it_lives, write_settings
+from conftest import gate
 
 
 @pytest.fixture(params=where_it_lives("s03"))
@@ -42,7 +43,7 @@ def project(workspace):
 
 def verdict(mod, command, mode="default", **rules):
     full = {"allow": [], "deny": [], "ask": [], **rules}
-    return mod.decide_permission("run_shell", {"command": command}, mode, full)
+    return gate(mod, "run_shell", {"command": command}, mode, full)
 
 
 # --- what must stay read-only: the commands an agent runs all day -------------------
@@ -407,7 +408,7 @@ def test_grep_search_and_list_files_leave_denied_files_out(mod, project):
 def test_edit_rules_cover_write_file(mod, project):
     def tool(name, mode="default", **rules):
         full = {"allow": [], "deny": [], "ask": [], **rules}
-        return mod.decide_permission(name, {"file_path": "docs/new.md", "content": "x"},
+        return gate(mod, name, {"file_path": "docs/new.md", "content": "x"},
                                      mode, full)[0]
     assert tool("write_file", allow=["Edit(docs/**)"]) == "allow"
     assert tool("Write", allow=["Edit(docs/**)"]) == "allow"

@@ -19,17 +19,13 @@ import pytest
 
 from conftest import (call_tool, chapter_params, load_chapter, result_text, run_agent,
                       run_cli, sent_tool_results, teaching_and_last)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 
 @pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
-    module = load_chapter(request.param)
-    # A fresh session per test: nothing approved, granted or read before.
-    saved = {k: module.SESSION[k] for k in ("mode", "approved", "granted", "read")}
-    module.SESSION.update(mode=None, approved=set(), granted=set(), read={})
-    yield module
-    module.SESSION.update(saved)
+    return load_chapter(request.param)  # each test's agent starts a fresh session
 
 
 def settings(workspace: Path, name: str = "settings.json", **permissions) -> None:
@@ -193,7 +189,7 @@ def test_rules_from_both_files_add_up(mod, workspace):
 
 def test_session_mode_beats_settings(mod, workspace):
     settings(workspace, defaultMode="bypassPermissions")
-    mod.SESSION["mode"] = "plan"
+    the_agent(mod).permissions.mode = "plan"
     output, is_error = call_tool(mod, "run_shell", command="touch made")
     assert is_error and "plan mode" in output and not (workspace / "made").exists()
 
@@ -201,7 +197,7 @@ def test_session_mode_beats_settings(mod, workspace):
 def test_broken_settings_file_is_reported(mod, workspace):
     (workspace / ".claude").mkdir()
     (workspace / ".claude" / "settings.json").write_text("{not json")
-    assert "broken settings file" in mod.permission_summary()
+    assert "broken settings file" in mod.permission_summary(the_agent(mod))
 
 
 @pytest.mark.parametrize("body", ['{"permissions": []}', '{"permissions": {"allow": "Bash"}}',
@@ -353,7 +349,7 @@ def test_dangerous_command_is_stopped_in_bypass_mode(mod, workspace, server, cli
 
 
 def test_plan_mode_run_through_the_loop(mod, workspace, server, client):
-    mod.SESSION["mode"] = "plan"
+    the_agent(mod).permissions.mode = "plan"
     (workspace / "a.txt").write_text("hello\n")
     server.add(
         reply(tool_use("read_file", {"file_path": "a.txt"}),

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import GUARD, ROOT, load_chapter, teaching_and_last, where_it_lives
+from conftest import gate, the_agent
 
 
 @pytest.fixture(params=teaching_and_last("s03"))
@@ -27,7 +28,7 @@ def mod(request):
 
 
 def decide(mod, command, mode="default", **rules):
-    return mod.decide_permission("run_shell", {"command": command}, mode,
+    return gate(mod, "run_shell", {"command": command}, mode,
                                  {"allow": [], "deny": [], "ask": [], **rules})
 
 
@@ -53,10 +54,11 @@ def test_every_check_answers_within_the_budget(chapter, tmp_path):
     does not inflate (a quadratic check took seconds to forever; now each is well
     under 10 s). The child is killed past GUARD (a hang fails the test)."""
     code = ("import json, sys, time; sys.path.insert(0, sys.argv[1]); "
-            f"from {chapter} import code as m; out = []\n"
+            "from offline.chapters import load_chapter; "
+            f"m = load_chapter({chapter!r}); out = []\n"
             "for c in json.loads(sys.argv[2]):\n"
-            "    t = time.process_time(); d = m.decide_permission('run_shell', "
-            "{'command': c}, 'default', {})\n"
+            "    t = time.process_time(); d = m.decide_permission(m.Call('run_shell', "
+            "{'command': c}, 't', m.Agent(None)), 'default', {})\n"
             "    out.append([d[0], time.process_time() - t])\n"
             "print(json.dumps(out))")
     done = subprocess.run([sys.executable, "-c", code, str(ROOT), json.dumps([c for c, _ in SLOW_BEFORE])],
@@ -114,10 +116,18 @@ RULES = st.lists(st.sampled_from(["Bash", "Bash(ls *)", "Read(./.env)", "Edit(**
                                                   "pattern", "path"]))
 def test_no_exception_escapes_decide_permission(mod, workspace, tool, command, junk,
                                                 mode, allow, deny, key):
+    """The decision the gate calls (decide_permission: check_permission asks it, and
+    its guard is the only one) never raises. On input the tool's schema accepts, the
+    input the loop lets through, the checks decide by themselves: the guard, which
+    asks when a check crashes, never has to (a crash in the gate fails this)."""
     for tool_input in ({key: command}, {key: junk}, {}, {"command": junk, key: command}):
-        decision, reason = mod.decide_permission(tool, tool_input, mode,
-                                                 {"allow": allow, "deny": deny})
+        call = mod.Call(tool, tool_input, "toolu_fuzz", the_agent(mod))
+        decision, reason, source = mod.decide_permission(
+            call, mode, {"allow": allow, "deny": deny})
         assert decision in ("allow", "deny", "ask") and isinstance(reason, str)
+        schema = mod.TOOL_BY_NAME.get(call.tool, {}).get("input_schema")
+        if schema and mod.validate_input(schema, tool_input) is None:
+            assert source != mod.Source.GUARD, (tool, tool_input, mode, reason)
 
 
 
@@ -130,8 +140,10 @@ def test_a_character_the_parser_crashes_on_is_refused_not_parsed(mod, command):
     fuzzing), and bash cannot take a NUL: such a command is refused before it is
     parsed, and asks. In a child process, so that a crash is a failure, not a lost
     test worker."""
-    code = (f"import {mod.__name__} as m; print(m.decide_permission('run_shell', "
-            f"{{'command': {command!r}}}, 'default', {{}}))")
+    code = (f"from offline.chapters import load_chapter; m = load_chapter("
+            f"{mod.__package__!r}); print(tuple(m.decide_permission(m.Call("
+            f"'run_shell', {{'command': {command!r}}}, 't', m.Agent(None)), 'default', "
+            "{})[:2]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=GUARD)
     assert done.returncode == 0, f"the process died: {done.returncode} {done.stderr}"
@@ -139,8 +151,8 @@ def test_a_character_the_parser_crashes_on_is_refused_not_parsed(mod, command):
 
 def test_a_broken_input_asks(mod, workspace):
     """A command that is not text, or deep braces that would recurse too far: ask."""
-    assert mod.decide_permission("run_shell", {"command": 42}, "default", {})[0] == "ask"
-    assert mod.decide_permission("run_shell", {}, "bypassPermissions", {})[0] in (
+    assert gate(mod, "run_shell", {"command": 42}, "default", {})[0] == "ask"
+    assert gate(mod, "run_shell", {}, "bypassPermissions", {})[0] in (
         "ask", "deny")
     assert decide(mod, "echo " + "{a}" * 5000)[0] == "ask"
 

@@ -60,11 +60,14 @@ def tree(root: Path) -> dict:
 
 class Agent:
     """The chapter's agent in a workspace under /var/tmp (another user may reach it;
-    /tmp is private to each sandboxed command), run as `who`, sandbox `on` or off."""
+    /tmp is private to each sandboxed command), run as `who`, sandbox `on` or off.
+    As uid 65534 it runs in that user's process (`runner`, one a test worker: a
+    Python that starts the SDK costs seconds), as root in this one: both play each
+    run in its own folder and environment, and start the chapter's session over."""
 
-    def __init__(self, chapter, who, sandbox, server, monkeypatch):
+    def __init__(self, chapter, who, sandbox, server, monkeypatch, runner):
         self.chapter, self.who, self.sandbox = chapter, who, sandbox
-        self.server, self.monkeypatch = server, monkeypatch
+        self.server, self.monkeypatch, self.runner = server, monkeypatch, runner
         self.base = Path(tempfile.mkdtemp(prefix="one-boundary-", dir="/var/tmp"))
         self.base.chmod(0o755)
         self.ws, self.home = self.base / "ws", self.base / "home"
@@ -92,7 +95,7 @@ class Agent:
         if self.who == "nobody":
             subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(self.base)],
                            check=True)
-            done = agent_as_user.run_as(NOBODY, spec, self.ws, self.env)
+            done = self.runner().run(spec, self.ws, self.env)
             assert done.returncode == 0, done.stderr[-3000:]
         else:
             for name, value in self.env.items():
@@ -124,13 +127,28 @@ def sandbox(request):
     return request.param
 
 
+@pytest.fixture(scope="session")
+def nobody_runner():
+    """runner(): the process of uid 65534 that plays this worker's runs, started by
+    the first that needs it."""
+    runners = []
+
+    def runner() -> agent_as_user.Runner:
+        if not runners:
+            runners.append(agent_as_user.Runner(NOBODY))
+        return runners[0]
+    yield runner
+    for started in runners:
+        started.close()
+
+
 @pytest.fixture
-def make_agent(server, monkeypatch):
+def make_agent(server, monkeypatch, nobody_runner):
     """make_agent(chapter, who, sandbox): an Agent, its folders removed after."""
     made = []
 
     def make(chapter: str, who: str, sandbox: str) -> Agent:
-        made.append(Agent(chapter, who, sandbox, server, monkeypatch))
+        made.append(Agent(chapter, who, sandbox, server, monkeypatch, nobody_runner))
         return made[-1]
     yield make
     for agent in made:
@@ -223,49 +241,73 @@ def test_a_file_tool_asks_before_writing_what_runs_later(agent, mode):
     assert tree(ws) == before
 
 
+@pytest.fixture(scope="session")
+def course_in_a_workspace():
+    """course_in_a_workspace(who, sandbox): (an Agent, a Runner) for a workspace that
+    holds the course and the venv the agent runs on, made once a test worker; the
+    Runner is that venv's Python running the copy of the chapter in it, as `who`."""
+    made = {}
+
+    def get(who: str, sandbox: str):
+        if (who, sandbox) in made:
+            return made[who, sandbox]
+        system = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
+        if not system or subprocess.run(
+                [system, "-c", "import sys; print(sys.version_info[:2])"],
+                check=False, capture_output=True, text=True).stdout.strip() != str(
+                    sys.version_info[:2]):
+            pytest.skip("no system Python of this version to make the workspace's venv")
+        agent = Agent("s03_permissions", who, sandbox, None, None, None)
+        ws = agent.ws
+        subprocess.run([system, "-m", "venv", "--without-pip", str(ws / ".venv")],
+                       check=True)
+        shutil.copytree(ROOT / agent.chapter, ws / "course" / agent.chapter,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(ROOT / "tests" / "agent_as_user.py", ws / "course")
+        (ws / "course" / "offline").mkdir()  # how agent_as_user.py loads the chapter
+        for name in ("__init__.py", "chapters.py"):
+            shutil.copy(ROOT / "offline" / name, ws / "course" / "offline")
+        agent.settings()
+        uid = NOBODY if who == "nobody" else os.getuid()
+        if who == "nobody":
+            subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(agent.base)],
+                           check=True)
+        runner = agent_as_user.Runner(  # the workspace's venv runs its chapter's copy
+            uid, python=str(ws / ".venv" / "bin" / "python"),
+            script=ws / "course" / "agent_as_user.py",
+            extra={"PYTHONPATH": agent_as_user.python_for(uid)[1].get(
+                "PYTHONPATH", sysconfig.get_paths()["purelib"])})
+        made[who, sandbox] = agent, runner
+        return made[who, sandbox]
+    yield get
+    for agent, runner in made.values():
+        runner.close()
+        shutil.rmtree(agent.base, ignore_errors=True)
+
+
 @pytest.mark.parametrize("mode", ["acceptEdits", "bypassPermissions"])
-def test_the_chapter_and_its_python_in_the_workspace_ask(who, sandbox, make_agent, mode):
+def test_the_chapter_and_its_python_in_the_workspace_ask(who, sandbox, server,
+                                                         course_in_a_workspace, mode):
     """A workspace that holds the course and the venv the agent runs on: the chapter
     (its sandbox.py) and the Python (sys.prefix, site-packages and all) lie inside
     it, and the agent runs them again at its next start, unconfined. A file tool
-    asks before writing either; nothing changes."""
-    agent = make_agent("s03_permissions", who, sandbox)
-    ws, chapter = agent.ws, "s03_permissions"
-    system = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
-    if not system or subprocess.run([system, "-c", "import sys; print(sys.version_info"
-                                     "[:2])"], capture_output=True, text=True
-                                    ).stdout.strip() != str(sys.version_info[:2]):
-        pytest.skip("no system Python of this version to make the workspace's venv")
-    subprocess.run([system, "-m", "venv", "--without-pip", str(ws / ".venv")],
-                   check=True)
-    shutil.copytree(ROOT / chapter, ws / "course" / chapter,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(ROOT / "tests" / "agent_as_user.py", ws / "course")
+    asks before writing either; nothing changes. (Both modes play in one workspace,
+    to one process of its venv's Python.)"""
+    agent, runner = course_in_a_workspace(who, sandbox)
+    ws, chapter = agent.ws, agent.chapter
     site = next((ws / ".venv" / "lib").glob("python3*/site-packages"))
-    agent.settings()
     calls = [("edit_file", {"file_path": f"course/{chapter}/sandbox.py",
                             "old_string": "import contextlib\n",
                             "new_string": "import contextlib\nimport planted\n"}),
              ("write_file", {"file_path": str(site.relative_to(ws) / "evil.pth"),
                              "content": "import os; os.system('touch x')\n"})]
-    first = len(agent.server.requests)
-    agent.server.add(reply(tool_use("read_file", {"file_path": calls[0][1]["file_path"]})),
-                     *[reply(tool_use(*c)) for c in calls], reply("Done."))
-    spec = {"chapter": chapter, "url": agent.server.url, "mode": mode, "swap": None}
-    if who == "nobody":
-        subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(agent.base)],
-                       check=True)
+    server.add(reply(tool_use("read_file", {"file_path": calls[0][1]["file_path"]})),
+               *[reply(tool_use(*c)) for c in calls], reply("Done."))
+    spec = {"chapter": chapter, "url": server.url, "mode": mode, "swap": None}
     before = tree(ws)
-    uid = NOBODY if who == "nobody" else os.getuid()
-    done = subprocess.run(  # the workspace's venv runs the copy of the chapter in it
-        [str(ws / ".venv" / "bin" / "python"), "course/agent_as_user.py",
-         json.dumps(spec)], cwd=ws, user=uid, group=uid, extra_groups=[],
-        env={**agent.env, "PYTHONDONTWRITEBYTECODE": "1",
-             "PYTHONPATH": agent_as_user.python_for(uid)[1].get(
-            "PYTHONPATH", sysconfig.get_paths()["purelib"])},
-        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    done = runner.run(spec, ws, agent.env)
     assert done.returncode == 0, done.stderr[-3000:]
-    sent = [b for r in agent.server.requests[first + 1:] for b in sent_tool_results(r)]
+    sent = [b for r in server.requests[1:] for b in sent_tool_results(r)]
     results = [(result_text(b), bool(b.get("is_error"))) for b in sent]
     assert [ASKED in text for text, _ in results] == [False, True, True], results
     assert tree(ws) == before

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import load_chapter, teaching_and_last
+from conftest import gate, the_agent
 from test_s03_classifier import DANGEROUS, LOOK_ALIKES
 
 
@@ -30,7 +31,7 @@ def project(workspace):
 
 
 def decide(mod, tool, mode="default", allow=(), deny=(), ask=(), **tool_input):
-    return mod.decide_permission(tool, tool_input, mode,
+    return gate(mod, tool, tool_input, mode,
                                  {"allow": list(allow), "deny": list(deny), "ask": list(ask)})
 
 
@@ -69,7 +70,7 @@ MODE_TABLE = [  # (tool, input, default, acceptEdits, plan, bypassPermissions)
                          ids=[f"{t}:{list(i.values())[0]}" for t, i, *_ in MODE_TABLE])
 def test_modes(mod, project, tool, tool_input, default, accept, plan, bypass):
     """What each mode decides when no rule speaks."""
-    got = [mod.decide_permission(tool, tool_input, m, {})[0]
+    got = [gate(mod, tool, tool_input, m, {})[0]
            for m in ("default", "acceptEdits", "plan", "bypassPermissions")]
     assert got == [default, accept, plan, bypass]
 
@@ -302,10 +303,13 @@ def test_webfetch_domain_rule(mod, project):
 
 def test_metadata_is_per_input(mod, project):
     meta = mod.tool_meta("run_shell")
-    assert meta["is_read_only"]({"command": "git status"}) is True
-    assert meta["is_read_only"]({"command": "git push"}) is False
-    assert not meta["is_destructive"]({"command": "git push"})
-    assert meta["is_destructive"]({"command": "git push --force"})
+
+    def call(command):  # each question is asked of one call's record
+        return mod.Call("run_shell", {"command": command}, "toolu_x", the_agent(mod))
+    assert meta["is_read_only"](call("git status")) is True
+    assert meta["is_read_only"](call("git push")) is False
+    assert not meta["is_destructive"](call("git push"))
+    assert meta["is_destructive"](call("git push --force"))
 
 
 def test_claude_code_names_find_our_tools(mod, project):
@@ -322,7 +326,7 @@ def test_undeclared_tool_gets_safe_defaults(mod, project):
     every mode and is denied in plan mode."""
     meta = mod.tool_meta("brand_new_tool")
     assert meta["is_read_only"]({}) is False and meta["is_destructive"]({})
-    assert [mod.decide_permission("brand_new_tool", {}, m, {})[0]
+    assert [gate(mod, "brand_new_tool", {}, m, {})[0]
             for m in ("default", "acceptEdits", "plan", "bypassPermissions")] == [
         "ask", "ask", "deny", "ask"]
 

@@ -23,6 +23,7 @@ import pytest
 
 from conftest import (ROOT, call_tool, chapter_params, load_chapter, result_text,
                       run_agent, run_cli, sent_tool_results, teaching_and_last)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
@@ -115,7 +116,7 @@ def test_attacks_change_nothing_and_leak_nothing(sandboxed, server, client, work
     """Whatever the classifier let through runs confined: no file changes anywhere,
     and no secret reaches the model."""
     mod = sandboxed
-    mod.SESSION["mode"] = mode
+    the_agent(mod).permissions.mode = mode
     git("init", "-q")
     git("config", "core.fsmonitor", f"cat {secrets}/.ssh/id_rsa; touch pwned; false")
     git("config", "core.pager", "touch pwned; cat")
@@ -222,7 +223,7 @@ def test_running_outside_the_sandbox_asks(sandboxed, workspace, mode):
     """dangerouslyDisableSandbox is never allowed by a read-only verdict or by
     acceptEdits: it asks (nobody answers in a test: no), plan mode denies it."""
     mod = sandboxed
-    mod.SESSION["mode"] = mode
+    the_agent(mod).permissions.mode = mode
     output, is_error = call_tool(mod, "run_shell", command="ls",
                                  dangerouslyDisableSandbox=True)
     assert is_error and ("outside the sandbox" in output or "plan mode" in output)
@@ -280,11 +281,17 @@ def test_without_bubblewrap_the_demo_says_so_and_still_runs(chapter, tmp_path):
 
 
 @pytest.mark.parametrize("mod", teaching_and_last("s03", between=False), indirect=True)
-def test_with_bubblewrap_the_demo_runs_confined(sandboxed, tmp_path):
+def test_with_bubblewrap_the_demo_runs_confined(sandboxed):
+    """`python sNN/code.py --offline` with bwrap here: it ends with status 0 and says
+    its commands run confined. The run is the one the site's transcript shows
+    (docs/_hooks/transcripts.py: run by the build of this test run, and cached by
+    what it depends on, this machine's sandbox among it; run here if not cached)."""
+    sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
+    import transcripts
     chapter = sandboxed.__name__.split(".")[0]
-    run = run_cli(chapter, "--offline", cwd=tmp_path, timeout=120)
-    assert run.returncode == 0, run.stderr
-    assert "sandbox: shell commands run confined" in run.stdout + run.stderr
+    assert "confined" in transcripts.sandbox_here(chapter)
+    ran = transcripts.cached_demo(chapter, transcripts.demo_fingerprint(chapter))
+    assert "sandbox: shell commands run confined" in ran  # (status 0, or it raised)
 
 
 def test_the_sandbox_module_is_imported_from_the_chapter(mod):

@@ -24,6 +24,7 @@ import pytest
 from conftest import (assert_no_process, call_tool, chapter_params, load_chapter,
                       result_text, run_cli, sent_tool_results, teaching_and_last,
                       wait_until)
+from conftest import gate, the_agent
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
@@ -61,7 +62,7 @@ def run(request, mod, server, client, monkeypatch):
     (home / ".ssh" / "id_rsa").write_text(f"{SECRET}\n")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(workspace)
-    mod.SESSION["mode"] = "bypassPermissions"
+    the_agent(mod).permissions.mode = "bypassPermissions"
 
     def through_loop(commands: list, timeout: int = 20000) -> list:
         first = len(server.requests)
@@ -69,7 +70,7 @@ def run(request, mod, server, client, monkeypatch):
                                     id=f"toolu_{i}"))
                      for i, c in enumerate(commands)], reply("Done."))
         messages = [{"role": "user", "content": "go"}]
-        mod.agent_loop(messages, client)
+        mod.agent_loop(messages, the_agent(mod, client))
         return [result_text(sent_tool_results(r)[0])
                 for r in server.requests[first + 1:]]
 
@@ -87,7 +88,7 @@ def run(request, mod, server, client, monkeypatch):
         subprocess.run(["chown", "-R", f"{NOBODY}:{NOBODY}", str(base)], check=True)
         out = []
         for command in commands:
-            with mod.confine(command) as argv:
+            with mod.confine(command, mod.Path.cwd()) as argv:
                 done = subprocess.run(argv, user=NOBODY, group=NOBODY, extra_groups=[],
                                       capture_output=True, text=True, timeout=timeout / 1000,
                                       stdin=subprocess.DEVNULL)
@@ -307,7 +308,7 @@ def test_a_command_killed_as_it_starts_leaves_nothing(mod, workspace, monkeypatc
     marker = f"{os.getpid()}{time.monotonic_ns() % 10**6}"
     monkeypatch.chdir(workspace)
     for i in range(30):
-        with mod.confine(f"sleep 962.{marker}; touch late{i}") as argv:
+        with mod.confine(f"sleep 962.{marker}; touch late{i}", mod.Path.cwd()) as argv:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
             time.sleep(i / 1000)
@@ -331,7 +332,7 @@ def test_started_in_your_home_it_refuses_in_one_line(chapter, tmp_path):
 def test_outside_the_sandbox_asks_in_bypass_permissions_too(mod):
     """dangerouslyDisableSandbox always asks: no mode, bypassPermissions included,
     lets a command out of the sandbox unasked."""
-    decision, reason = mod.decide_permission(
+    decision, reason = gate(mod, 
         "run_shell", {"command": "ls", "dangerouslyDisableSandbox": True},
         "bypassPermissions", {})
     assert (decision, reason) == ("ask", "dangerous: it asks to run outside the sandbox")
@@ -342,7 +343,7 @@ def test_a_protected_name_that_is_a_link_fails_closed(mod, workspace):
     writing command is refused, with the reason, and runs nothing."""
     (workspace / "elsewhere").mkdir()
     (workspace / ".claude").symlink_to(workspace / "elsewhere")
-    mod.SESSION["mode"] = "bypassPermissions"
+    the_agent(mod).permissions.mode = "bypassPermissions"
     output, is_error = call_tool(mod, "run_shell", command="touch made.txt")
     assert is_error and ".claude is a symbolic link" in output
     assert not (workspace / "made.txt").exists()
@@ -391,6 +392,6 @@ def test_a_hooks_program_stays_put(chapter, workspace, server, client):
     command = ('h=hooks; echo evil > "$h/check.py"; echo evil > "$h/util.py";'
                ' l=lint; echo evil > "$l.sh"; echo RAN')
     server.add(reply(tool_use("run_shell", {"command": command})), reply("Done."))
-    mod.agent_loop([{"role": "user", "content": "go"}], client)
+    mod.agent_loop([{"role": "user", "content": "go"}], the_agent(mod, client))
     assert "RAN" in result_text(sent_tool_results(server.requests[1])[0])
     assert tree(workspace) == before

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import (load_chapter, result_text, run_agent, run_cli, sent_tool_results,
                       teaching_and_last)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 # Their hooks and MCP servers run: the folder is trusted (s04 · trust).
@@ -141,7 +142,7 @@ def test_continue_false_stops_the_agent(mod, workspace, server, client):
     (workspace / ".claude" / "settings.json").unlink()
     server.add(reply("Hello again."))
     messages.append({"role": "user", "content": "hi"})
-    assert mod.agent_loop(messages, client) == "Hello again."
+    assert mod.agent_loop(messages, the_agent(mod, client)) == "Hello again."
     assert "daily budget" not in json.dumps(server.requests[1])
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import call_tool, load_chapter, teaching_and_last, tool_use_block, wait_until
+from conftest import the_agent
 
 # Their hooks and MCP servers run: the folder is trusted (s04 · trust).
 pytestmark = pytest.mark.usefixtures("trusted_folder")
@@ -401,7 +402,7 @@ def test_the_stdin_payload(mod, workspace):
     settings(workspace, {**on("PreToolUse", f"{dump} pre"), **on("PostToolUse", f"{dump} post")},
              {"defaultMode": "acceptEdits"})
     mod.execute_tool(tool_use_block("write_file", id="toolu_42", file_path="sub/x.txt",
-                                    content="hi\n"))
+                                    content="hi\n"), the_agent(mod))
     before = json.loads((workspace / "pre.json").read_text())
     assert before["hook_event_name"] == "PreToolUse"
     assert before["tool_name"] == "Write"

@@ -12,6 +12,7 @@ import re
 
 import pytest
 
+from conftest import the_agent
 from conftest import chapter_params, load_chapter, run_agent
 from offline.server import cache_minimum, reply, tokens, TOOL_USE_PROMPT_TOKENS, tool_use
 
@@ -33,7 +34,7 @@ def test_the_stable_prefix_is_long_enough_to_be_cached(mod):
     model's minimum (counted as the server counts: JSON characters / 4, plus the
     API's tool-use prompt). Shorter, the API would cache nothing and say nothing."""
     import json
-    tools = mod.tools_for_request()
+    tools = mod.tools_for_request(the_agent(mod))
     assert "cache_control" in tools[-1]
     size = TOOL_USE_PROMPT_TOKENS + tokens(len(json.dumps(tools)))
     assert size >= cache_minimum(mod.DEFAULT_MODEL)

@@ -1,7 +1,7 @@
 """s05's deferred tools: names up front, schemas on demand, a tool list that only grows.
 
 Each test runs against s05 and every later chapter. It relies on the public names
-DEFERRED_TOOLS, SESSION["loaded"] (what this session has loaded), TOOLS, execute_tool and
+DEFERRED_TOOLS, the agent's `loaded` (what this session has loaded), TOOLS, execute_tool and
 agent_loop, and on what the scripted server received.
 """
 
@@ -11,6 +11,7 @@ import pytest
 
 from conftest import call_tool, chapter_params, load_chapter, result_text, run_agent, \
     sent_tool_results
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 DEFERRED = {"web_fetch", "enter_plan_mode", "exit_plan_mode"}
@@ -79,7 +80,7 @@ def test_select_loads_exact_names_and_returns_full_definitions(mod):
     for definition in found:
         assert definition["input_schema"] == by_name[definition["name"]]["input_schema"]
         assert definition["description"] == by_name[definition["name"]]["description"]
-    assert mod.SESSION["loaded"] == ["web_fetch", "exit_plan_mode"]
+    assert the_agent(mod).loaded == ["web_fetch", "exit_plan_mode"]
 
 
 def test_select_accepts_claude_code_names(mod):
@@ -87,7 +88,7 @@ def test_select_accepts_claude_code_names(mod):
     output, is_error = call_tool(mod, "tool_search", query="select:WebFetch, EnterPlanMode")
     assert not is_error
     assert [d["name"] for d in loaded(output)] == ["web_fetch", "enter_plan_mode"]
-    assert mod.SESSION["loaded"] == ["web_fetch", "enter_plan_mode"]
+    assert the_agent(mod).loaded == ["web_fetch", "enter_plan_mode"]
 
 
 @pytest.mark.parametrize("query, first", [
@@ -104,14 +105,14 @@ def test_keyword_search_ranks_names_and_descriptions(mod, query, first):
     found = [d["name"] for d in loaded(output)]
     assert found[0] == first
     assert set(found) <= DEFERRED
-    assert mod.SESSION["loaded"] == found
+    assert the_agent(mod).loaded == found
 
 
 def test_max_results_caps_what_is_loaded(mod):
     """max_results=1: only the best match is returned and loaded."""
     output, is_error = call_tool(mod, "tool_search", query="plan mode", max_results=1)
     assert not is_error and [d["name"] for d in loaded(output)] == ["enter_plan_mode"]
-    assert mod.SESSION["loaded"] == ["enter_plan_mode"]
+    assert the_agent(mod).loaded == ["enter_plan_mode"]
 
 
 def test_no_match_lists_the_deferred_names(mod):
@@ -120,7 +121,7 @@ def test_no_match_lists_the_deferred_names(mod):
     assert "No deferred tool matches" in output
     for name in DEFERRED:
         assert name in output
-    assert mod.SESSION["loaded"] == []
+    assert the_agent(mod).loaded == []
 
 
 @pytest.mark.parametrize("query", ["select:web_fetch,nope", "select:", "SELECT: ,"])
@@ -130,15 +131,15 @@ def test_select_of_an_unknown_name_is_an_error(mod, query):
     output, is_error = call_tool(mod, "tool_search", query=query)
     assert is_error and "exit_plan_mode" in output
     assert "nope" in output or "none given" in output
-    assert mod.SESSION["loaded"] == []
+    assert the_agent(mod).loaded == []
 
 
 def test_loading_twice_does_not_duplicate(mod):
     """A tool loaded again is returned again but listed once."""
     call_tool(mod, "tool_search", query="select:web_fetch")
     call_tool(mod, "tool_search", query="select:web_fetch,WebFetch")
-    assert mod.SESSION["loaded"] == ["web_fetch"]
-    assert [t["name"] for t in mod.tools_for_request()].count("web_fetch") == 1
+    assert the_agent(mod).loaded == ["web_fetch"]
+    assert [t["name"] for t in mod.tools_for_request(the_agent(mod))].count("web_fetch") == 1
 
 
 # --- calling a deferred tool ----------------------------------------------------------------
@@ -152,7 +153,7 @@ def test_calling_an_unloaded_deferred_tool_is_an_error(mod, server, client, work
     [result] = sent_tool_results(server.requests[1])
     assert result["is_error"] is True
     assert "tool_search" in result_text(result) and "select:enter_plan_mode" in result_text(result)
-    assert mod.SESSION["mode"] is None
+    assert the_agent(mod).permissions.mode is None
 
 
 # --- end to end: activation persists, the list only grows -----------------------------------

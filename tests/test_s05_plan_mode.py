@@ -13,6 +13,7 @@ import pytest
 
 from conftest import call_tool, chapter_params, load_chapter, result_text, run_agent, \
     sent_tool_results
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 PLAN = "## Plan\n\n1. Change `a.txt` to say b.\n2. Check it."
@@ -45,7 +46,7 @@ def settings(workspace, mode: str) -> None:
 
 
 def mode(mod) -> str:
-    return mod.current_mode(mod.load_settings())
+    return mod.current_mode(the_agent(mod), mod.load_settings())
 
 
 # --- entering, and what plan mode denies -----------------------------------------------------
@@ -120,7 +121,7 @@ def test_approval_restores_the_previous_mode(mod, workspace, monkeypatch):
 
 def test_approval_restores_a_mode_given_on_the_command_line(mod, workspace, monkeypatch):
     """The mode set for the session (as --permission-mode does) comes back too."""
-    mod.SESSION["mode"] = "bypassPermissions"
+    the_agent(mod).permissions.mode = "bypassPermissions"
     call_tool(mod, "enter_plan_mode")
     assert mode(mod) == "plan"
     user_types(monkeypatch, "yes")

@@ -8,6 +8,7 @@ Windows line endings, a byte-order mark, and some that are broken.
 import anthropic
 import pytest
 
+from conftest import the_agent
 from conftest import chapter_params, load_chapter, result_text, run_agent, \
     sent_tool_results
 from offline.server import reply, tool_use
@@ -22,7 +23,8 @@ def use_skill(mod, **tool_input) -> tuple[str, bool]:
     """Call the skill tool through execute_tool (its `name` field clashes with
     call_tool's own parameter)."""
     return mod.execute_tool(anthropic.types.ToolUseBlock(
-        type="tool_use", id="toolu_skill", name="skill", input=tool_input))
+        type="tool_use", id="toolu_skill", name="skill", input=tool_input),
+        the_agent(mod))
 
 
 def add_skill(workspace, folder: str, text: str, crlf: bool = False, **files) -> None:

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 import conftest
+from conftest import concurrency_safe
 from conftest import (assert_no_process, chapter_params, load_chapter, result_text,
                       run_agent, run_main, sent_tool_results, write_settings)
+from conftest import the_agent
 from offline.server import reply, tool_use
 
 
@@ -70,7 +72,7 @@ def test_a_background_command_returns_at_once_and_the_model_is_told_later(
     wait, go = held(trusted)
 
     def while_it_runs(request):
-        task = mod.SESSION["tasks"]["bash_1"]
+        task = the_agent(mod).tasks["bash_1"]
         seen.update(running=task["proc"].poll() is None, file=Path("bg.txt").exists(),
                     notices=notices(request))
         return reply(tool_use("run_shell", {"command": "echo other work"}))
@@ -78,7 +80,7 @@ def test_a_background_command_returns_at_once_and_the_model_is_told_later(
     def once_it_ended(request):
         seen.update(before=notices(request))  # sent while it still ran
         go()  # now it may end
-        wait_until(lambda: mod.SESSION["tasks"]["bash_1"]["status"] != "running")
+        wait_until(lambda: the_agent(mod).tasks["bash_1"]["status"] != "running")
         seen.update(ended_file=Path("bg.txt").read_text())
         return reply(tool_use("run_shell", {"command": "echo more work"}))
 
@@ -116,10 +118,10 @@ def test_a_failing_background_command_is_told_with_its_exit_code(mod, server, cl
     server.add(reply(background(f"{wait}; ls no-such-file")), reply("Started."))
     messages, _ = run_agent(mod, client, "start it")
     go()
-    wait_until(lambda: mod.SESSION["tasks"]["bash_1"]["status"] != "running")
+    wait_until(lambda: the_agent(mod).tasks["bash_1"]["status"] != "running")
     messages.append({"role": "user", "content": "and?"})
     server.add(reply("It failed."))
-    mod.agent_loop(messages, client)
+    mod.agent_loop(messages, the_agent(mod, client))
     assert not server.rejected, server.rejected
     prompt, notice = server.requests[2]["messages"][-1]["content"]
     assert prompt == {"type": "text", "text": "and?"}
@@ -146,7 +148,7 @@ def test_task_stop_ends_another_for_good(mod, server, client, trusted):
         result_text(again)
     assert unknown["is_error"] and "'bash_9' is not running (status: unknown)" in \
         result_text(unknown)
-    pid = mod.SESSION["tasks"]["bash_1"]["proc"].pid
+    pid = the_agent(mod).tasks["bash_1"]["proc"].pid
     wait_until(lambda: not group_alive(pid))  # killed: gone in a moment
     assert_no_process("sleep 912.71828")  # gone: stopped.txt can never be written
     assert not Path("stopped.txt").exists(), "the stopped command went on"
@@ -170,7 +172,7 @@ def test_a_background_command_is_asked_about_and_confined_like_any_other(
     run_agent(mod, client, "write it")
     [refused] = sent_tool_results(server.requests[1])
     assert refused["is_error"] and "bash_1" not in result_text(refused)
-    assert mod.SESSION["tasks"] == {}
+    assert the_agent(mod).tasks == {}
     time.sleep(0.5)
     assert not Path("made.txt").exists()
 
@@ -178,11 +180,11 @@ def test_a_background_command_is_asked_about_and_confined_like_any_other(
 def test_a_background_read_runs_beside_reads_a_background_write_alone(mod):
     """Batching is unchanged: in the background too, a command is concurrency-safe only
     if it only reads."""
-    assert mod.is_concurrency_safe("run_shell", {"command": "ls",
+    assert concurrency_safe(mod, "run_shell", {"command": "ls",
                                                  "run_in_background": True})
-    assert not mod.is_concurrency_safe("run_shell", {"command": "make > log",
+    assert not concurrency_safe(mod, "run_shell", {"command": "make > log",
                                                      "run_in_background": True})
-    assert not mod.is_concurrency_safe("task_stop", {"task_id": "bash_1"})
+    assert not concurrency_safe(mod, "task_stop", {"task_id": "bash_1"})
 
 
 @pytest.mark.parametrize("how", ["exit", "end of input", "one task"])

@@ -8,11 +8,14 @@ they are all running at once, so a serial loop fails the test instead of being s
 import errno
 import json
 import os
+import re
 import threading
 import time
 
 import pytest
 
+from conftest import the_agent
+from conftest import concurrency_safe
 from conftest import (GUARD, assert_no_process, chapter_params, load_chapter,
                       result_text, run_agent, run_cli, sent_tool_results, tool_use_block)
 from offline.server import reply, tool_use
@@ -66,40 +69,40 @@ def shape(batches):
     ("no_such_tool", {}, False),                            # unknown fails closed
 ])
 def test_concurrency_safety_is_decided_per_input(mod, name, tool_input, safe):
-    assert mod.is_concurrency_safe(name, tool_input) is safe
+    assert concurrency_safe(mod, name, tool_input) is safe
 
 
 def test_input_that_is_not_an_object_is_not_safe(mod):
-    assert mod.is_concurrency_safe("read_file", "a.txt") is False
+    assert concurrency_safe(mod, "read_file", "a.txt") is False
 
 
 # --- partitioning ------------------------------------------------------------------
 
 def test_partition_all_safe_is_one_batch(mod):
-    assert shape(mod.partition_tool_calls(calls(READ, LS, READ))) == [["toolu_0", "toolu_1", "toolu_2"]]
+    assert shape(mod.partition_tool_calls(calls(READ, LS, READ), the_agent(mod))) == [["toolu_0", "toolu_1", "toolu_2"]]
 
 
 def test_partition_all_unsafe_is_one_batch_each(mod):
-    assert shape(mod.partition_tool_calls(calls(WRITE, RM, WRITE))) == [["toolu_0"], ["toolu_1"], ["toolu_2"]]
+    assert shape(mod.partition_tool_calls(calls(WRITE, RM, WRITE), the_agent(mod))) == [["toolu_0"], ["toolu_1"], ["toolu_2"]]
 
 
 def test_partition_mixed_keeps_order_and_never_merges_across_an_unsafe_call(mod):
     blocks = calls(READ, LS, WRITE, READ, RM, RM, READ, READ)
-    assert shape(mod.partition_tool_calls(blocks)) == [
+    assert shape(mod.partition_tool_calls(blocks, the_agent(mod))) == [
         ["toolu_0", "toolu_1"], ["toolu_2"], ["toolu_3"], ["toolu_4"], ["toolu_5"],
         ["toolu_6", "toolu_7"]]
 
 
 def test_partition_one_call_and_no_call(mod):
-    assert shape(mod.partition_tool_calls(calls(READ))) == [["toolu_0"]]
-    assert shape(mod.partition_tool_calls(calls(WRITE))) == [["toolu_0"]]
-    assert mod.partition_tool_calls([]) == []
+    assert shape(mod.partition_tool_calls(calls(READ), the_agent(mod))) == [["toolu_0"]]
+    assert shape(mod.partition_tool_calls(calls(WRITE), the_agent(mod))) == [["toolu_0"]]
+    assert mod.partition_tool_calls([], the_agent(mod)) == []
 
 
 def test_partition_more_than_ten_safe_calls_is_still_one_batch(mod):
     """The pool runs at most MAX_PARALLEL at once; the batch itself is not cut."""
     blocks = calls(*[READ] * 13)
-    assert shape(mod.partition_tool_calls(blocks)) == [[b.id for b in blocks]]
+    assert shape(mod.partition_tool_calls(blocks, the_agent(mod))) == [[b.id for b in blocks]]
     assert mod.MAX_PARALLEL == 10
 
 
@@ -323,6 +326,11 @@ def test_s06_demo_shows_early_start_batches_and_subagents(chapter, workspace, tm
     started = out.index("> run_shell(command='sleep 1; python3 -m unittest")
     assert out.index("> list_files(") < early < started
     assert "batch 1 · 3 calls in parallel: " in out and "batch 2 · run_shell " in out
+    assert re.search(r"batch 1 · 3 calls in parallel: \d+\.\d+ s after the reply ended "
+                     r"\(with a head start while it streamed\)", out), out
+    for line in re.findall(r"calls in parallel: .*", out):  # a batch shorter than its
+        batch, _, *each = (float(s) for s in re.findall(r"(\d+\.\d+) s\b", line))
+        assert "a head start" in line or batch >= max(each) - 0.01, line  # longest call
     assert "Command running in background with ID: bash_1." in out
     told = out.index("[background bash_1 completed (exit code 0): the model is told]")
     assert started < out.index("> agent(") < told  # other work while the tests ran

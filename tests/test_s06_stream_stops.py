@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import chapter_params, load_chapter, result_text, run_agent, run_main
+from conftest import the_agent
 from conftest import sent_tool_results
 from offline.server import cut_off, error_event, reply, tool_use
 
@@ -29,7 +30,7 @@ def mod(chapter):
 
 def was_read(mod, name: str) -> bool:
     """read_file remembers every file it read (s03's read-before-edit)."""
-    return (Path.cwd() / name).resolve() in mod.SESSION["read"]
+    return (Path.cwd() / name).resolve() in the_agent(mod).permissions.read
 
 
 def test_a_call_cut_off_mid_stream_is_never_started(mod, server, client, workspace, capsys):

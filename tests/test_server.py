@@ -388,11 +388,11 @@ def test_a_long_marked_prefix_is_written_once_then_read(server, client):
 
 
 def test_a_short_prefix_is_silently_not_cached(server, client):
-    """Below the minimum (1,024 tokens here; 4,096 for Opus 4.5): no error, no cache."""
+    """Below the minimum (1,024 tokens here; 4,096 for Opus 4.6): no error, no cache."""
     server.add(reply("a"), reply("b"), reply("c"))
     assert usage_of(client, [dict(SHORT_TOOL, **MARK)])[1:] == (0, 0)
     assert usage_of(client, [dict(SHORT_TOOL, **MARK)])[1:] == (0, 0)
-    assert usage_of(client, [dict(LONG_TOOL, **MARK)], model="claude-opus-4-5")[1:] == (0, 0)
+    assert usage_of(client, [dict(LONG_TOOL, **MARK)], model="claude-opus-4-6")[1:] == (0, 0)
 
 
 def test_no_mark_no_cache_and_a_changed_prefix_misses(server, client):

@@ -34,7 +34,6 @@ Adding a chapter therefore needs no change here or in mkdocs.yml: create
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import logging
 import re
@@ -101,7 +100,7 @@ def chapter_diff(prev: str, chapter: str, root: Path = ROOT) -> str:
     """The unified diff of the two chapters' code.py (what tests/test_docs.py recomputes)."""
     a = (root / prev / "code.py").read_text(encoding="utf-8").splitlines(keepends=True)
     b = (root / chapter / "code.py").read_text(encoding="utf-8").splitlines(keepends=True)
-    lines = difflib.unified_diff(a, b, f"{prev}/code.py", f"{chapter}/code.py", n=3)
+    lines = what_changed.unified_diff(a, b, f"{prev}/code.py", f"{chapter}/code.py")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
@@ -134,11 +133,14 @@ def code_list(names) -> str:
 # tests/test_chapters_read.py fails past these; the diff summary shows them. Issue 38
 # set them by scope, not by total: a chapter's budget is on what it adds, and there is
 # no cap on a whole file. What a first reading skips lives beside code.py, in a module
-# with its own reading map (the classifier in bash_safety.py, the sandbox's mechanics
+# with its own reading map (the command line's plumbing in command_line.py, the
+# classifier in bash_safety.py, the sandbox's mechanics
 # in sandbox.py, the rules' syntax in rules.py, MCP's talking in mcp_client.py, ...),
 # never packed into code.py to fit a number.
-LINES_ADDED_AT_MOST = {"s02": 620, "s03": 750, "s04": 500, "s05": 650, "s06": 500}
-BASH_SAFETY_LINES = 1092   # bash_safety.py at most: 963, its size when it left code.py
+# s03 860 (issue 38): the agent's session as an object (Permissions), one record per
+# call (Call) and the decision as a value (Decision, Source) are s03's own new code.
+LINES_ADDED_AT_MOST = {"s02": 620, "s03": 860, "s04": 500, "s05": 650, "s06": 500}
+BASH_SAFETY_LINES = 1093   # bash_safety.py at most: 963, its size when it left code.py
 # (issue 21; the hardening of issues 21 and 22 was fitted back inside it), and 91 for
 # issue 28: git, grep, sed and builtin options that only read, as wide as Claude Code's
 # tables (mostly table rows), sed's [/] brackets and { } blocks, the comment that ends
@@ -146,6 +148,7 @@ BASH_SAFETY_LINES = 1092   # bash_safety.py at most: 963, its size when it left 
 # +5: a NUL refused before parsing, and no walk into a tree with errors (tree-sitter
 # can crash in one). +8 (issue 30): a command is read from the shell's folder (cwd).
 # +15 (issue 36): git run in a repository nested in the workspace is not read-only.
+# +1 (issue 38): a line is parsed once, whoever asks (parse_command remembers it).
 
 
 def diff_summary(prev: str, chapter: str, diff: str, root: Path = ROOT) -> str:
@@ -397,8 +400,12 @@ def fidelity_figures(root: Path = ROOT) -> str:
 
 def on_config(config, **kwargs):
     make_exercise_files()
-    for problem in code_regions.stale():
+    problems = code_regions.stale()
+    for problem in problems:
         log.warning("chapters hook: %s", problem)
+    if not problems:  # tests/test_docs.py reads this line in the build's log
+        log.info("chapters hook: %d READMEs checked: every generated part is current",
+                 len(code_regions.readmes()))
     config.nav = ([{"Home": "index.md"}]
                   + [{readme_title(chapter): f"{chapter}/README.md"} for chapter in chapters()]
                   + [{"Exercises": ["exercises/README.md"]

@@ -485,20 +485,18 @@ def statements(body: str) -> list[str]:
 
 
 def load_module(file: str):
+    """The file, loaded anew as a learner runs it: the modules beside it (a chapter's
+    command_line.py, sandbox.py ...) are its own fresh copies (offline/chapters.py)."""
     path = ROOT / file
     name = "_run_" + re.sub(r"\W", "_", file)
-    if re.match(r"s\d\d_[a-z0-9_]+/code\.py$", file):  # it imports its bash_safety.py
-        name = f"{path.parent.name}.{name}"  # from its package (s03 on)
-        if str(ROOT) not in sys.path:
-            sys.path.insert(0, str(ROOT))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from offline.chapters import load_file
     saved, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        spec.loader.exec_module(module)
+        return load_file(path, name, path.parent)
     finally:
         sys.dont_write_bytecode = saved
-    return module
 
 
 def run_statements(file: str, sources: list[str]) -> str:
@@ -757,16 +755,18 @@ def readmes() -> list[Path]:
             ROOT / "benchmarks" / "README.md", *sorted(ROOT.glob("s[0-9][0-9]_*/README.md"))]
 
 
-def start_demos() -> None:
-    """Run the chapters' demos side by side (each is cached): the transcripts."""
-    for path in ROOT.glob("s[0-9][0-9]_*/README.md"):
-        if TRANSCRIPT.search(path.read_text(encoding="utf-8")):
-            hook_module("transcripts").start_demo(path.parent.name)
+def start_demos(paths=None) -> None:
+    """Run the demos of these chapter READMEs' transcripts side by side (each is
+    cached; by default every chapter's): the transcripts."""
+    for path in paths or ROOT.glob("s[0-9][0-9]_*/README.md"):
+        if chapter_of(path) and TRANSCRIPT.search(path.read_text(encoding="utf-8")):
+            hook_module("transcripts").start_demo(chapter_of(path))
 
 
 def stale(paths=None) -> list[str]:
-    """What is wrong: a stale README, or a region that names nothing."""
-    start_demos()
+    """What is wrong: a stale README, or a region that names nothing. Only the demos
+    these READMEs show are run (or read from the cache)."""
+    start_demos(paths)
     problems = []
     for path in paths or readmes():
         text = path.read_text(encoding="utf-8")

@@ -18,6 +18,7 @@ change as the chapters do: adjust the table, not the code.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import html
 import importlib.util
@@ -220,14 +221,24 @@ def demo_fingerprint(chapter: str, root: Path = ROOT) -> str:
 
 
 def cached_demo(chapter: str, key: str) -> str:
+    """The demo's transcript, from the cache, else run and cached. One process at a
+    time runs a given demo (a lock file beside it): the site's build and the tests,
+    run side by side on a fresh clone, each wait for the other's run, not run it
+    again (a demo costs seconds of processor time)."""
     path = CACHE / f"{chapter}-{key[:32]}.txt"
     if path.is_file():
         return path.read_text(encoding="utf-8")
-    text = run_demo(chapter)
     CACHE.mkdir(parents=True, exist_ok=True)
-    for old in CACHE.glob(f"{chapter}-*.txt"):  # keep one per chapter
-        old.unlink(missing_ok=True)
-    path.write_text(text, encoding="utf-8")
+    with open(CACHE / f"{chapter}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if path.is_file():  # another process ran it while this one waited
+            return path.read_text(encoding="utf-8")
+        text = run_demo(chapter)
+        for old in CACHE.glob(f"{chapter}-*.txt"):  # keep one per chapter
+            old.unlink(missing_ok=True)
+        partial = path.with_suffix(".part")
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)  # whole or not at all, for a reader that took no lock
     return text
 
 

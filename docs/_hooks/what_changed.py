@@ -66,6 +66,29 @@ def sections(source: str) -> dict[str, tuple[int, str]]:
     return found
 
 
+def unified_diff(a: list[str], b: list[str], fromfile: str = "", tofile: str = "",
+                 n: int = 3, lineterm: str = "\n"):
+    """difflib.unified_diff, matched without difflib's "autojunk" guess (in a sequence
+    of 200 lines or more, it skips lines found in over 1% of them, blank ones say, and
+    finds a longer diff). Matched in full, its lines added and removed are those of
+    `git diff --histogram`, the command the pages cite (tests/test_docs.py checks)."""
+    def span(start: int, stop: int) -> str:  # a hunk's range, as diff -u writes it
+        return str(start + 1) if stop - start == 1 else f"{start + (stop > start)},{stop - start}"
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for k, group in enumerate(matcher.get_grouped_opcodes(n)):
+        if k == 0:
+            yield f"--- {fromfile}{lineterm}"
+            yield f"+++ {tofile}{lineterm}"
+        (_, i1, _, j1, _), (_, _, i2, _, j2) = group[0], group[-1]
+        yield f"@@ -{span(i1, i2)} +{span(j1, j2)} @@{lineterm}"
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                yield from (" " + line for line in a[i1:i2])
+                continue
+            yield from ("-" + line for line in a[i1:i2])  # replace, delete
+            yield from ("+" + line for line in b[j1:j2])  # replace, insert
+
+
 def renumbered(diff: list[str], old_offset: int, new_offset: int) -> list[str]:
     """A diff's hunk headers moved by the given numbers of lines."""
     def move(m):
@@ -82,16 +105,16 @@ def counts(diff_lines: list[str]) -> tuple[int, int]:
 
 def section_diff(old: tuple[int, str], new: tuple[int, str]) -> list[str]:
     """The unified diff of one section, its hunks numbered as lines of the two files."""
-    lines = list(difflib.unified_diff(old[1].split("\n"), new[1].split("\n"), n=2,
-                                      lineterm=""))[2:]
+    lines = list(unified_diff(old[1].split("\n"), new[1].split("\n"), n=2,
+                              lineterm=""))[2:]
     return renumbered(lines, old[0] - 1, new[0] - 1)
 
 
 def whole_diff(prev: str, chapter: str, a: str, b: str) -> list[str]:
     """The diff of the two files without their docstrings, numbered as in the files."""
-    diff = list(difflib.unified_diff(without_docstring(a).split("\n"),
-                                     without_docstring(b).split("\n"),
-                                     f"{prev}/code.py", f"{chapter}/code.py", lineterm=""))
+    diff = list(unified_diff(without_docstring(a).split("\n"),
+                             without_docstring(b).split("\n"),
+                             f"{prev}/code.py", f"{chapter}/code.py", lineterm=""))
     return diff[:2] + renumbered(diff[2:], docstring_lines(a)[1], docstring_lines(b)[1])
 
 
@@ -203,7 +226,7 @@ def what_changed(prev: str, chapter: str, root: Path, summary: str,
     if plain:  # GitHub: the table; the diffs are one command away (or on the site)
         parts.append(f"Each section's own diff is on this chapter's page of the reading "
                      f"site; here, the whole diff is one command: "
-                     f"`git diff --no-index {prev}/code.py {chapter}/code.py`.")
+                     f"`git diff --no-index --histogram {prev}/code.py {chapter}/code.py`.")
         return "\n\n".join(parts)
     for r in rows:
         if r["diff"]:

@@ -10,6 +10,7 @@ import re
 
 from anthropic.types import Usage
 
+from exercises.conftest import the_agent
 from exercises.conftest import run_agent
 from offline.server import reply, tool_use
 
@@ -87,9 +88,9 @@ def test_each_task_counts_from_zero(mod, server, client, capsys):
     """A second task on the same conversation starts again at turn 1."""
     server.add(turn("First.", input_tokens=500), turn("Second.", input_tokens=700))
     messages = [{"role": "user", "content": "one"}]
-    mod.agent_loop(messages, client)
+    mod.agent_loop(messages, the_agent(mod, client))
     messages.append({"role": "user", "content": "two"})
-    mod.agent_loop(messages, client)
+    mod.agent_loop(messages, the_agent(mod, client))
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[tokens]")]
     assert lines[-1:] and lines[-1].startswith("[tokens] turn 1: 700 in"), (
         f"each call of agent_loop is one task, so its turns count from 1; got {lines}")

@@ -10,6 +10,7 @@ still be accepted by the API.
 import inspect
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, result_text, run_agent, transcript_problem
 from offline.server import reply, tool_use
 
@@ -107,7 +108,7 @@ def test_the_conversation_can_go_on(mod, server, client):
     server.turns.clear()
     messages.append({"role": "user", "content": "second"})
     server.add(reply("Carrying on."))
-    final = mod.agent_loop(messages, client)
+    final = mod.agent_loop(messages, the_agent(mod, client))
     assert final == "Carrying on.", f"the next task should run normally; got {final!r}"
     problem = transcript_problem(messages)
     assert problem is None, f"the transcript is invalid: {problem}"

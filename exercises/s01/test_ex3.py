@@ -9,6 +9,7 @@ transcript in which every tool_use still has its tool_result.
 
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, result_text, run_agent, transcript_problem
 from offline.server import reply, tool_use
 
@@ -95,10 +96,10 @@ def test_a_fresh_task_starts_a_fresh_count(mod, server, client):
     """Two calls at the end of one task and one at the start of the next are not a streak."""
     server.add(reply(tool_use(*LS)), reply(tool_use(*LS)), reply("First done."))
     messages = [{"role": "user", "content": "one"}]
-    assert mod.agent_loop(messages, client) == "First done."
+    assert mod.agent_loop(messages, the_agent(mod, client)) == "First done."
     server.add(reply(tool_use(*LS)), reply("Second done."))
     messages.append({"role": "user", "content": "two"})
-    final = mod.agent_loop(messages, client)
+    final = mod.agent_loop(messages, the_agent(mod, client))
     assert final == "Second done.", (
         "count the calls of the current task only (keep the list inside agent_loop); "
         f"got {final!r}")

@@ -9,6 +9,7 @@ runs), and the handler's errors coming back as is_error tool_results.
 
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, call_tool, result_text, run_agent
 from offline.server import reply, tool_use
 
@@ -33,7 +34,7 @@ def test_file_info_on_each_kind_of_path(mod):
              "src": "src: directory, 3 entries",
              "./src/a.py": "src/a.py: text file, 6 bytes, 1 lines"}
     for path, want in cases.items():
-        got = mod.file_info(path)
+        got = mod.file_info(the_agent(mod), path)
         assert got == want, (
             f"file_info({path!r}) returned\n    {got!r}\nbut should return\n    {want!r}")
 
@@ -41,7 +42,7 @@ def test_file_info_on_each_kind_of_path(mod):
 def test_big_numbers_have_thousands_separators(mod):
     """Sizes and line counts are written like 12,000 (as read_file and the other tools do)."""
     Path("big.txt").write_text("line\n" * 12_000)
-    got = mod.file_info("big.txt")
+    got = mod.file_info(the_agent(mod), "big.txt")
     assert got == "big.txt: text file, 60,000 bytes, 12,000 lines", f"file_info returned {got!r}"
 
 

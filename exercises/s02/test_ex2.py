@@ -9,6 +9,7 @@ edit_file already had (curly quotes, uniqueness) still hold.
 
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import call_tool
 
 CODE = "total = 0\nfor x in xs:\n    total += x\nprint(total)\nprint(total)\nprint(total)\n"
@@ -29,7 +30,7 @@ def test_schema_has_the_field(mod):
 def test_matching_count_replaces_all(mod):
     """Three matches, expected_replacements=3: all three are replaced."""
     Path("calc.py").write_text(CODE)
-    out = mod.edit_file("calc.py", "print(total)", "print(total, flush=True)",
+    out = mod.edit_file(the_agent(mod), "calc.py", "print(total)", "print(total, flush=True)",
                         expected_replacements=3)
     want = CODE.replace("print(total)", "print(total, flush=True)")
     assert Path("calc.py").read_text() == want, (

@@ -9,6 +9,7 @@ it was; each edit's fields checked; CRLF files kept CRLF; the schema in TOOLS.
 
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, call_tool, result_text, run_agent
 from offline.server import reply, tool_use
 
@@ -22,7 +23,7 @@ def edit(old: str, new: str, **more) -> dict:
 def test_edits_apply_in_order(mod):
     """Three edits to one file: all applied, in one write."""
     Path("app.py").write_text(APP)
-    out = mod.multi_edit("app.py", [
+    out = mod.multi_edit(the_agent(mod), "app.py", [
         edit("def greet(name):", "def greet(name, loud=False):"),
         edit("print('hi', name)", "print('HI' if loud else 'hi', name)"),
         edit("greet('bob')", "greet('bob', loud=True)")])
@@ -36,7 +37,7 @@ def test_edits_apply_in_order(mod):
 def test_each_edit_sees_the_ones_before(mod):
     """Edit 2 changes text that only exists after edit 1: it must be found."""
     Path("app.py").write_text(APP)
-    mod.multi_edit("app.py", [edit("greet('bob')", "greet('alice')"),
+    mod.multi_edit(the_agent(mod), "app.py", [edit("greet('bob')", "greet('alice')"),
                               edit("greet('alice')", "greet('alice')  # was bob")])
     assert "greet('alice')  # was bob" in Path("app.py").read_text(), (
         "apply each edit to the text the previous edits produced, not to the original.")

@@ -12,6 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, result_text, run_agent
 from offline.server import reply, tool_use
 
@@ -92,7 +93,7 @@ def test_plan_mode_lists_stashes_but_does_not_drop_them(mod, server, client):
     git("commit", "-q", "-m", "first")
     Path("notes.txt").write_text("two\n")
     git("stash", "push", "-q", "-m", "half-done")
-    mod.SESSION["mode"] = "plan"
+    the_agent(mod).permissions.mode = "plan"
     server.add(reply(tool_use("run_shell", {"command": "git stash list"}, id="toolu_list")),
                reply(tool_use("run_shell", {"command": "git stash drop"}, id="toolu_drop")),
                reply("There is one stash."))

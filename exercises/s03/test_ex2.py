@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from exercises.conftest import decide, the_agent
 from exercises.conftest import call_tool
 
 RULES = {"allow": ["Bash(npm test)"], "deny": ["Read(./.env)"],
@@ -41,8 +42,8 @@ def files():
 def test_decisions_are_default_modes_except_asks(mod, files):
     """dontAsk: what default mode allows or denies stays; what it would ask is denied."""
     for tool, tool_input, default_does in CALLS:
-        default = mod.decide_permission(tool, tool_input, "default", RULES)
-        got = mod.decide_permission(tool, tool_input, "dontAsk", RULES)
+        default = decide(mod, tool, tool_input, "default", RULES)
+        got = decide(mod, tool, tool_input, "dontAsk", RULES)
         call = f"{tool}({tool_input})"
         if default[0] != "ask":
             assert got == default, (
@@ -60,15 +61,15 @@ def test_decisions_are_default_modes_except_asks(mod, files):
 
 def test_the_other_modes_are_unchanged(mod, files):
     """default, acceptEdits, plan and bypassPermissions decide exactly as before."""
-    assert mod.decide_permission("run_shell", {"command": "rm -rf build"}, "default",
+    assert decide(mod, "run_shell", {"command": "rm -rf build"}, "default",
                                  RULES)[0] == "ask", "default mode must still ask"
-    assert mod.decide_permission("write_file", {"file_path": "a.txt", "content": ""},
+    assert decide(mod, "write_file", {"file_path": "a.txt", "content": ""},
                                  "acceptEdits", RULES)[0] == "allow"
-    assert mod.decide_permission("write_file", {"file_path": "a.txt", "content": ""},
+    assert decide(mod, "write_file", {"file_path": "a.txt", "content": ""},
                                  "plan", RULES)[0] == "deny"
-    assert mod.decide_permission("run_shell", {"command": "rm -rf build"},
+    assert decide(mod, "run_shell", {"command": "rm -rf build"},
                                  "bypassPermissions", RULES)[0] == "allow"
-    assert mod.decide_permission("run_shell", {"command": "ls"}, "noSuchMode",
+    assert decide(mod, "run_shell", {"command": "ls"}, "noSuchMode",
                                  RULES)[0] == "deny", "an unknown mode must still be denied"
 
 
@@ -81,7 +82,7 @@ def test_the_mode_is_known_to_the_command_line_and_the_settings(mod):
     assert args is not None and args.permission_mode == "dontAsk", (
         "`--permission-mode dontAsk` is refused by the command line: its choices are "
         "PERMISSION_MODES.")
-    mode = mod.current_mode({"defaultMode": "dontAsk"})
+    mode = mod.current_mode(the_agent(mod), {"defaultMode": "dontAsk"})
     assert mode == "dontAsk", (
         f"with \"defaultMode\": \"dontAsk\" in the settings, current_mode gives {mode!r}: "
         "it only accepts the modes in PERMISSION_MODES.")

@@ -12,6 +12,7 @@ import shlex
 import tarfile
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, result_text, run_agent
 from offline.server import reply, tool_use
 
@@ -92,7 +93,7 @@ def make_archive() -> None:
 def test_plan_mode_lists_but_does_not_unpack(mod, server, client):
     """Plan mode: `tar -tzf site.tgz` runs unasked; `tar -xzf site.tgz` is denied."""
     make_archive()
-    mod.SESSION["mode"] = "plan"
+    the_agent(mod).permissions.mode = "plan"
     server.add(reply(tool_use("run_shell", {"command": "tar -tzf site.tgz"}, id="toolu_list")),
                reply(tool_use("run_shell", {"command": "tar -xzf site.tgz"}, id="toolu_unpack")),
                reply("It holds one page."))

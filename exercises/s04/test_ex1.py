@@ -8,7 +8,6 @@ program, the payload on its stdin. First on its own, then registered in a real
 a scripted model breaks a JSON file and then repairs it.
 """
 
-import importlib.util
 import itertools
 import json
 import shlex
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from exercises.conftest import ROOT, blocks, result_text, run_agent
+from offline.chapters import load_file
 from offline.server import reply, tool_use
 
 BROKEN = '{\n  "widgets": 4\n  "gadgets": 2\n}\n'  # line 2 lacks its comma: line 3 fails
@@ -93,11 +93,10 @@ def test_silence_when_there_is_nothing_to_say(exercise_path):
 @pytest.fixture
 def agent():
     """s04's agent as the chapter has it, imported afresh (its session state too)."""
-    # a module of the chapter's package: code.py imports its bash_safety.py from there
-    spec = importlib.util.spec_from_file_location(f"s04_hooks.agent_{next(_loaded)}",
-                                                  ROOT / "s04_hooks" / "code.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # as `python s04_hooks/code.py` loads it: its modules (bash_safety.py ...) from its
+    # folder, fresh copies of its own
+    module = load_file(ROOT / "s04_hooks" / "code.py", f"s04_agent_{next(_loaded)}.code",
+                       ROOT / "s04_hooks")
     return module
 
 

@@ -8,7 +8,6 @@ program, the payload on its stdin. First on its own, then registered in a real
 stand-in `npm` and `pnpm` programs that only say they ran.
 """
 
-import importlib.util
 import itertools
 import json
 import os
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from exercises.conftest import ROOT, blocks, result_text, run_agent
+from offline.chapters import load_file
 from offline.server import reply, tool_use
 
 _loaded = itertools.count(1)
@@ -105,11 +105,10 @@ def agent(monkeypatch):
                                        f'touch "{program}-ran"\n')
         (bin_dir / program).chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    # a module of the chapter's package: code.py imports its bash_safety.py from there
-    spec = importlib.util.spec_from_file_location(f"s04_hooks.agent_{next(_loaded)}",
-                                                  ROOT / "s04_hooks" / "code.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # as `python s04_hooks/code.py` loads it: its modules (bash_safety.py ...) from its
+    # folder, fresh copies of its own
+    module = load_file(ROOT / "s04_hooks" / "code.py", f"s04_agent_{next(_loaded)}.code",
+                       ROOT / "s04_hooks")
     return module
 
 

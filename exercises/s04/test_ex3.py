@@ -10,6 +10,7 @@ a blocked prompt never reaches the model; context from hooks follows the prompt.
 import json
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, transcript_problem
 from offline.server import reply
 
@@ -32,7 +33,7 @@ HOOK_HINT = ("Did your hooks run at all? load_hooks reads only the events in HOO
 
 def test_no_hooks_nothing_changes(mod):
     """No hooks registered: not blocked, no context."""
-    got = mod.user_prompt_submit("fix the tests")
+    got = mod.user_prompt_submit("fix the tests", the_agent(mod))
     assert got == {"blocked": None, "context": ""}, (
         f"with no hooks, user_prompt_submit should return "
         f"{{'blocked': None, 'context': ''}}, not {got!r}")
@@ -41,12 +42,12 @@ def test_no_hooks_nothing_changes(mod):
 def test_the_hook_reads_the_prompt_on_stdin(mod):
     """A hook receives Claude Code's fields for this event, the prompt among them."""
     register("cat > payload.json")
-    mod.user_prompt_submit("fix the tests")
+    mod.user_prompt_submit("fix the tests", the_agent(mod))
     assert Path("payload.json").is_file(), f"the hook did not run. {HOOK_HINT}"
     payload = json.loads(Path("payload.json").read_text() or "{}")
     want = {"hook_event_name": "UserPromptSubmit", "prompt": "fix the tests",
             "cwd": str(Path.cwd()), "permission_mode": "default",
-            "session_id": mod.SESSION["session_id"], "transcript_path": ""}
+            "session_id": the_agent(mod).session_id, "transcript_path": ""}
     for key, value in want.items():
         assert payload.get(key) == value, (
             f"the hook's stdin should have {key}={value!r}; it had {payload.get(key)!r}. "
@@ -64,7 +65,7 @@ def test_blocking_answers(mod):
     """Exit 2 (stderr), {"decision": "block"} and {"continue": false} block the prompt."""
     for command, why in BLOCKERS.items():
         register(command)
-        got = mod.user_prompt_submit("deploy now, password hunter2")
+        got = mod.user_prompt_submit("deploy now, password hunter2", the_agent(mod))
         assert got.get("blocked") and why in got["blocked"], (
             f"the hook `{command}` should block the prompt, with a reason containing "
             f"{why!r}; user_prompt_submit returned {got!r}. {HOOK_HINT}")
@@ -75,7 +76,7 @@ def test_context_answers(mod):
     register("echo 'The team uses pnpm, not npm.'",
              echo_json(hookSpecificOutput={"hookEventName": "UserPromptSubmit",
                                            "additionalContext": "Today is release day."}))
-    got = mod.user_prompt_submit("install the deps")
+    got = mod.user_prompt_submit("install the deps", the_agent(mod))
     assert got.get("blocked") is None, f"nothing here blocks: {got!r}"
     context = got.get("context", "")
     assert "The team uses pnpm, not npm." in context, (
@@ -90,16 +91,10 @@ def test_context_answers(mod):
 def test_other_failures_change_nothing(mod):
     """Exit 1 is a non-blocking error: no block, and its stderr is not context."""
     register("echo 'hook broke' >&2; exit 1", "exit 7")
-    got = mod.user_prompt_submit("hello")
+    got = mod.user_prompt_submit("hello", the_agent(mod))
     assert got == {"blocked": None, "context": ""}, (
         f"exit 1 and exit 7 are non-blocking errors: the prompt goes on as it is. "
         f"Got {got!r}")
-
-
-def args_for(mod):
-    args = mod.parse_args([])
-    args.model = mod.DEFAULT_MODEL
-    return args
 
 
 def test_run_task_sends_context_after_the_prompt(mod, server, client, capsys):
@@ -107,7 +102,7 @@ def test_run_task_sends_context_after_the_prompt(mod, server, client, capsys):
     register("echo 'Today is release day: no risky changes.'")
     server.add(reply("Understood."))
     messages = []
-    mod.run_task("tidy the repo", messages, client, args_for(mod))
+    mod.run_task("tidy the repo", messages, the_agent(mod, client))
     assert server.requests, "run_task did not call the model"
     sent = blocks(server.requests[0]["messages"][-1])
     text = "".join(b.get("text", "") for b in sent)
@@ -124,14 +119,14 @@ def test_run_task_blocked_prompt_never_reaches_the_model(mod, server, client, ca
     register("grep -q password && { echo 'no passwords in prompts' >&2; exit 2; }; exit 0")
     server.add(reply("Fine."))
     messages = []
-    mod.run_task("my password is hunter2", messages, client, args_for(mod))
+    mod.run_task("my password is hunter2", messages, the_agent(mod, client))
     out = capsys.readouterr().out
     assert not server.requests, "the blocked prompt was sent to the model"
     assert messages == [], (
         f"the blocked prompt must not stay in the transcript either: {messages!r}")
     assert "[prompt blocked by a hook: no passwords in prompts]" in out, (
         f"tell the user: print '[prompt blocked by a hook: <reason>]'. Printed:\n{out}")
-    mod.run_task("list the files", messages, client, args_for(mod))
+    mod.run_task("list the files", messages, the_agent(mod, client))
     assert len(server.requests) == 1, (
         f"the next prompt should go through as usual: the model was called "
         f"{len(server.requests)} times, once expected")

@@ -10,6 +10,7 @@ the end, after everything the earlier requests sent.
 
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, call_tool, result_text, run_agent
 from offline.server import reply, tool_use
 
@@ -26,9 +27,9 @@ DIFF = "--- a.txt\n+++ b.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three"
 def test_diff_files_shows_a_unified_diff(mod):
     """diff_files returns the unified diff of two files, or says they are the same."""
     make_files()
-    got = mod.diff_files("a.txt", "b.txt")
+    got = mod.diff_files(the_agent(mod), "a.txt", "b.txt")
     assert got == DIFF, f"diff_files('a.txt', 'b.txt') returned\n{got}\n\nbut should return\n{DIFF}"
-    got = mod.diff_files("a.txt", "./same.txt")
+    got = mod.diff_files(the_agent(mod), "a.txt", "./same.txt")
     want = "No differences: a.txt and same.txt are the same."
     assert got == want, f"two files with the same text: diff_files returned {got!r}, not {want!r}"
 
@@ -37,7 +38,7 @@ def test_diff_files_errors_are_data(mod):
     """A missing file, or a path outside the workspace: is_error results, no crash."""
     make_files()
     assert "diff_files" in mod.TOOL_HANDLERS, "register diff_files in TOOL_HANDLERS"
-    mod.SESSION["loaded"].append("diff_files")  # as if tool_search had loaded it
+    the_agent(mod).loaded.append("diff_files")  # as if tool_search had loaded it
     output, is_error = call_tool(mod, "diff_files", file_a="a.txt", file_b="missing.txt")
     assert is_error and "not found" in output, (
         f"a missing file should give an is_error result that says 'not found': {output!r}")
@@ -69,9 +70,9 @@ def test_keyword_search_finds_it(mod):
     assert mod.rank_tools("compare two files")[:1] == ["diff_files"], (
         f"rank_tools('compare two files') gave {mod.rank_tools('compare two files')}: give "
         "diff_files a description with the words a model would search for.")
-    out = mod.tool_search("compare two files")
+    out = mod.tool_search(the_agent(mod), "compare two files")
     assert '"name": "diff_files"' in out, f"tool_search should return its definition: {out[:300]}"
-    assert mod.SESSION["loaded"] == ["diff_files"], f"the loaded tools are {mod.SESSION['loaded']}"
+    assert the_agent(mod).loaded == ["diff_files"], f"the loaded tools are {the_agent(mod).loaded}"
 
 
 def test_the_model_finds_it_loads_it_and_uses_it(mod, server, client):

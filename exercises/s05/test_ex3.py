@@ -11,6 +11,7 @@ import json
 import os
 from pathlib import Path
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, call_tool, result_text, run_agent
 from offline.server import reply, tool_use
 
@@ -95,14 +96,14 @@ def test_exit_without_a_plan_presents_the_plan_file(mod, monkeypatch, capsys):
     output, is_error = call_tool(mod, "exit_plan_mode")
     assert is_error and ".plan.md" in output, (
         f"no plan given and no plan file: say where to write the plan: {output!r}")
-    assert mod.current_mode(mod.load_settings()) == "plan", "still in plan mode"
+    assert mod.current_mode(the_agent(mod), mod.load_settings()) == "plan", "still in plan mode"
     call_tool(mod, "write_file", file_path=".plan.md", content=PLAN)
     capsys.readouterr()
     output, is_error = call_tool(mod, "exit_plan_mode")
     shown = capsys.readouterr().out
     assert not is_error and "Fix total_value" in shown, (
         f"exit_plan_mode() should show the plan file's text to the user; it printed:\n{shown}")
-    assert mod.current_mode(mod.load_settings()) == "default", "approved: plan mode ends"
+    assert mod.current_mode(the_agent(mod), mod.load_settings()) == "default", "approved: plan mode ends"
 
 
 def test_the_model_writes_its_plan_then_presents_it(mod, server, client, monkeypatch, capsys):

@@ -6,6 +6,7 @@ It checks `batch_line` on the partitions the chapter's table shows, then that th
 streaming loop prints it once per reply with several calls, before their calls run.
 """
 
+from exercises.conftest import the_agent
 from exercises.conftest import run_agent, tool_use_block
 from offline.server import reply, tool_use
 
@@ -27,7 +28,7 @@ def test_batch_line(mod):
              ((READ, GREP, WRITE, READ, READ),
               "[batches] read_file + grep_search | write_file | read_file + read_file")]
     for specs, want in cases:
-        got = mod.batch_line(mod.partition_tool_calls(calls(*specs)))
+        got = mod.batch_line(mod.partition_tool_calls(calls(*specs), the_agent(mod)))
         assert got == want, (f"batch_line(partition_tool_calls([{', '.join(s[0] for s in specs)}])) "
                              f"returned\n    {got!r}\nbut should return\n    {want!r}")
 

@@ -8,9 +8,9 @@ batch of three `cat` commands never runs more than two at once. Which calls run 
 the same time is shown by named pipes (exercises/s06/fifos.py), never by timing.
 """
 
-import contextvars
 import threading
 
+from exercises.conftest import the_agent
 from exercises.conftest import blocks, result_text, run_agent, tool_use_block
 from exercises.s06.fifos import Fifos
 from offline.server import reply, tool_use
@@ -27,12 +27,12 @@ def test_the_limit_is_two(mod):
 def test_a_third_command_waits_for_a_slot(mod):
     """Two run_shell calls take both slots; a third waits until one is released.
     Other tools never wait."""
-    got = [mod.wait_for_slot(SHELL), mod.wait_for_slot(SHELL)]
+    got = [mod.wait_for_slot(SHELL, the_agent(mod)), mod.wait_for_slot(SHELL, the_agent(mod))]
     assert got == [True, True], (
         f"wait_for_slot should return True once it has taken a slot; it returned {got}")
-    assert mod.wait_for_slot(READ) is True, "a read_file call needs no slot: True at once"
+    assert mod.wait_for_slot(READ, the_agent(mod)) is True, "a read_file call needs no slot: True at once"
     got = []
-    third = threading.Thread(target=lambda: got.append(mod.wait_for_slot(SHELL)), daemon=True)
+    third = threading.Thread(target=lambda: got.append(mod.wait_for_slot(SHELL, the_agent(mod))), daemon=True)
     third.start()
     third.join(0.5)
     assert third.is_alive(), (
@@ -49,20 +49,19 @@ def test_a_third_command_waits_for_a_slot(mod):
 def test_ctrl_c_while_waiting_means_not_run(mod):
     """All slots taken, the user presses Ctrl-C: the waiting call gives up with False."""
     for _ in range(mod.MAX_PARALLEL_SHELL):
-        mod.wait_for_slot(SHELL)
-    cancel = threading.Event()
-    context = contextvars.copy_context()
-    context.run(mod.CANCEL.set, cancel)  # what ToolRunner gives each call
+        mod.wait_for_slot(SHELL, the_agent(mod))
+    agent = the_agent(mod)
+    cancel = agent.cancel  # what Ctrl-C sets (ToolRunner.interrupt)
     got = []
     waiter = threading.Thread(
-        target=lambda: got.append(context.run(mod.wait_for_slot, SHELL)), daemon=True)
+        target=lambda: got.append(mod.wait_for_slot(SHELL, agent)), daemon=True)
     waiter.start()
     waiter.join(0.3)
     cancel.set()
     waiter.join(5)
     assert not waiter.is_alive(), (
-        "after Ctrl-C (the CANCEL event set) wait_for_slot kept waiting. Wait in short "
-        "slices (acquire with a timeout) and check cancelled() between them.")
+        "after Ctrl-C (agent.cancel set) wait_for_slot kept waiting. Wait in short "
+        "slices (acquire with a timeout) and check agent.cancel between them.")
     assert got == [False], f"after Ctrl-C wait_for_slot should return False, not {got}"
 
 
@@ -70,17 +69,18 @@ def test_an_interrupted_call_gives_its_slot_back(mod, monkeypatch):
     """run_call takes the slot and gives it back even if the call ends by Ctrl-C."""
     taken = []
     real_wait = mod.wait_for_slot
-    monkeypatch.setattr(mod, "wait_for_slot", lambda b: taken.append(b.name) or real_wait(b))
+    monkeypatch.setattr(mod, "wait_for_slot",
+                        lambda b, a: taken.append(b.name) or real_wait(b, a))
 
-    def interrupted(block):
+    def interrupted(block, agent):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(mod, "execute_tool", interrupted)
     try:
-        mod.run_call(tool_use_block("run_shell", command="sleep 30"))
+        mod.run_call(tool_use_block("run_shell", command="sleep 30"), the_agent(mod))
     except KeyboardInterrupt:
         pass
-    assert taken == ["run_shell"], "run_call should call wait_for_slot(block) before the call runs"
+    assert taken == ["run_shell"], "run_call should call wait_for_slot(block, agent) before the call runs"
     got = [mod.SHELL_SLOTS.acquire(blocking=False) for _ in range(mod.MAX_PARALLEL_SHELL)]
     assert all(got), (
         "a run_shell call ended by Ctrl-C kept its slot: release it in a `finally:`, or "

@@ -450,26 +450,27 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
         monkeypatch.setitem(mod.THIS_RUN, ws.resolve(), True)  # its side: hooks run
     if case.shell == "stub":
         monkeypatch.setitem(mod.TOOL_HANDLERS, "run_shell",
-                            lambda command, timeout=None: RAN)
-    if hasattr(mod, "SESSION"):
-        mod.reset_session()
-        mod.SESSION["mode"] = case.mode
+                            lambda agent, command, timeout=None: RAN)
     blocks = [tool_use(*course_input(name, tool_input))
               for name, tool_input in case.calls]
     server = OneMessage(turns(case, blocks))
     with server, open(os.devnull, "w") as quiet:
-        client = anthropic.Anthropic(api_key="fidelity", base_url=server.url,
-                                     max_retries=0)
+        agent = mod.Agent(anthropic.Anthropic(api_key="fidelity", base_url=server.url,
+                                              max_retries=0))
+        if hasattr(agent, "permissions"):  # s03 on: the mode the case runs in
+            agent.permissions.mode = case.mode
         stdout, sys.stdout = sys.stdout, quiet
         try:
             if case.mcp:  # started as the chapter's main() does; schemas loaded
-                mod.connect_mcp_servers()
-                mod.SESSION["loaded"] += [t["name"] for t in mod.TOOLS
-                                          if t["name"].startswith("mcp__")]
-            mod.agent_loop([{"role": "user", "content": "go"}], client)
+                mod.connect_mcp_servers(agent)
+                agent.loaded += [t["name"] for t in mod.TOOLS
+                                 if t["name"].startswith("mcp__")]
+            mod.agent_loop([{"role": "user", "content": "go"}], agent)
         finally:
             if case.mcp:
-                mod.disconnect_mcp_servers()
+                mod.disconnect_mcp_servers(agent)
+            if hasattr(agent, "close"):
+                agent.close()
             sys.stdout = stdout
     results = {b["tool_use_id"]: b for b in server.results or []}
     calls = []
