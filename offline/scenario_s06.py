@@ -102,8 +102,11 @@ def subagent_answers(request: dict) -> list[str]:
 def scenario() -> dict:
     """The scenario, made afresh for each run: its routed turns are used up as they
     are played (a second demo in the same process needs its own)."""
-    checks = (tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL}),
-              tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT}))
+    fresh = {"subagent_type": "general-purpose"}
+    checks = (tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL,
+                                 **fresh}),
+              tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT,
+                                 **fresh}))
     return {
         "title": "parallel batches, early start, subagents, background tests",
         "setup": setup,

@@ -97,7 +97,10 @@ from trust import THIS_RUN, folder_trusted, is_trusted
 from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                         read_config, server_commands)
 from skills import SkillError, parse_skill_md
-from background import start_task, stop_all, stop_task, tell_ended
+from background import start_agent, start_task, stop_all, stop_task, tell_ended
+from tasks import STATUSES, TaskError, TaskList
+from subagents import (MEMORY_TOOLS, ForkError, fork_request, load_agent_types,
+                       memory_folder, memory_prompt)
 
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -150,17 +153,24 @@ class Agent:
     cancel: threading.Event = field(default_factory=threading.Event)
     running: set = field(default_factory=set)  # s06: processes alive now, to kill
     tasks: dict = field(default_factory=dict)  # s06: {task id: task} in background
+    # s06: the session's task list: every subagent gets this same object
+    task_list: TaskList = field(default_factory=lambda: TaskList())
+    name: str = "main"              # s06: a task's owner when this agent starts it
+    system: str | None = None       # s06: a fork's or an agent type's own prompt
+    memory: Path | None = None      # s06: an agent type's memory folder (writable)
+    last_request: dict | None = None  # s06: what it sent last, and the reply: forks
 
-    def child(self, name: str, tools: list, limited: bool) -> "Agent":
+    def child(self, name: str, tools: list, limited: bool, **own) -> "Agent":
         """s06: a subagent. It shares what is the session's (the client, the gate's
-        memory, hooks, servers, processes, tasks, Ctrl-C) and has its own shell,
-        which starts where ours stands, its depth, name and tools (`limited`: it
-        may call only those)."""
-        return dataclasses.replace(
-            self, shell=shell_dir(self), warned=False, stop=None,
-            max_turns=SUBAGENT_MAX_TURNS, depth=self.depth + 1,
-            prefix=f"{self.prefix}[{name}] ", tools=tools,
-            allowed=[t["name"] for t in tools] if limited else self.allowed)
+        memory, hooks, servers, processes, tasks, the task list, Ctrl-C) and has its
+        own shell, which starts where ours stands, its depth, name and tools
+        (`limited`: it may call only those); `own`: what its kind sets (system ...)."""
+        return dataclasses.replace(self, **{
+            "shell": shell_dir(self), "warned": False, "stop": None,
+            "max_turns": SUBAGENT_MAX_TURNS, "depth": self.depth + 1, "name": name,
+            "prefix": f"{self.prefix}[{name}] ", "tools": tools,
+            "allowed": [t["name"] for t in tools] if limited else self.allowed,
+            "system": None, "memory": None, **own})
 
     def close(self) -> None:
         """s06: the agent ends: no background command, no server outlives it."""
@@ -172,7 +182,7 @@ class Agent:
 def agent_loop(messages: list, agent: Agent) -> str:
     """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
     `messages` is extended in place, the final text returned."""
-    system = system_prompt()
+    system = system_for(agent)  # s06: a fork's, a type's, or system_prompt()
     for _ in range(agent.max_turns):
         offered = offered_tools(agent)  # loaded tools join
         if not agent.depth:  # the main agent hears of what ended since
@@ -1429,11 +1439,13 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
 
 # === s06 · concurrency: what each running call knows ===
 # What a call knows comes with its agent (depth, name, tools, Ctrl-C: see Agent).
-# One thing differs per thread, not per agent, as two calls of one agent run at
-# once: where its lines go. A context variable, set where a call or a subagent
-# starts, holds it: (the "[name] " before each line, the lines of a call that runs
-# beside others, held until it ends, or None: printed at once).
+# Two things differ per thread, not per agent, as two calls of one agent run at
+# once: where its lines go, and which call it runs. A context variable, set where a
+# call or a subagent starts, holds each: (the "[name] " before each line, the lines
+# of a call that runs beside others, held until it ends, or None: printed at once);
+# the tool_use block (an agent call's id: a fork's, a background agent's).
 LINES = contextvars.ContextVar("LINES", default=("", None))
+CURRENT = contextvars.ContextVar("CURRENT", default=None)
 
 
 # === s06 · concurrency: one terminal for many threads ===
@@ -2706,8 +2718,8 @@ def run_call(block, agent: Agent) -> tuple[str, bool]:
                             f"{', '.join(allowed)}."), True
     else:
         output, is_error = execute_tool(block, agent)  # the same pipeline as ever
-    if not agent.cancel.is_set():
-        show_result(output, is_error)
+    stopped = agent.cancel.is_set()  # its line still gets one under it
+    show_result(*((INTERRUPTED, True) if stopped else (output, is_error)))
     return output, is_error
 
 
@@ -2751,10 +2763,13 @@ class ToolRunner:
     def run(self, index: int, block, alone: bool = False) -> tuple[str, bool]:
         """run_call, timed; beside others, its lines are held, then shown together."""
         prefix, _ = LINES.get()
-        began, token = time.monotonic(), LINES.set((prefix, None if alone else []))
+        at_once = alone or block.name == "agent"  # its subagent's lines come after it
+        began, token = time.monotonic(), LINES.set((prefix, None if at_once else []))
+        current = CURRENT.set(block)
         outcome = run_call(block, self.agent)
         write("".join(LINES.get()[1] or []))
         LINES.reset(token)
+        CURRENT.reset(current)
         self.spans[index] = (began, time.monotonic())
         return outcome
 
@@ -2765,7 +2780,8 @@ class ToolRunner:
     def offer(self, block) -> None:
         """A tool_use block has just streamed in whole: start it now if it, and every
         call before it, is safe. Anything else waits for the end of the reply."""
-        self.open = self.open and is_concurrency_safe(self.record(block))
+        self.open = (self.open and is_concurrency_safe(self.record(block))
+                     and not waits_for_reply(block))  # a fork needs the whole reply
         if self.open:
             self.submit(len(self.futures), block)
 
@@ -2839,10 +2855,9 @@ def stream_reply(agent: Agent, system: str, messages: list, tools: list,
     block to the runner the moment it is known whole. Returns the whole message."""
     last_call = None  # the tool_use that streamed in last: whole, or cut off?
     shown = not agent.depth  # the main agent's words are shown, a subagent's not
-    with agent.client.messages.stream(model=agent.model, system=system,
-                                      messages=messages, tools=tools,
-                                      max_tokens=MAX_TOKENS,
-                                      extra_body=AUTO_CACHE) as stream:
+    request = {"model": agent.model, "system": system, "messages": messages,
+               "tools": tools, "max_tokens": MAX_TOKENS, "extra_body": AUTO_CACHE}
+    with agent.client.messages.stream(**request) as stream:
         for event in stream:
             if runner.cancel.is_set():  # a subagent whose parent was interrupted
                 raise Interrupted("the user pressed Ctrl-C")
@@ -2861,7 +2876,11 @@ def stream_reply(agent: Agent, system: str, messages: list, tools: list,
                     last_call = block
                 elif block.type == "text" and block.text.strip() and shown:
                     write("\n")  # end the line the main agent's text was on
-        return stream.get_final_message()  # (a subagent's words are not shown)
+        reply = stream.get_final_message()  # (a subagent's words are not shown)
+    # s06: what a fork repeats: this request, as sent, and the reply it got
+    agent.last_request = {**request, "messages": list(messages),
+                          "reply": reply.content}
+    return reply
 
 
 # === s06 · background commands: started now, heard of later ===
@@ -2894,23 +2913,166 @@ register(task_stop, "Stop a background command (run_shell with run_in_background
          names=("TaskStop", "KillShell"), **CHANGES_NOTHING)
 
 
+# === s06 · tasks: a plan the agents share ===
+# The session's task list: a plan that outlives a long context, and the way agents
+# split work. tasks.py keeps it (the states and their moves, what blocks what, the
+# nudge); every agent of the session, subagents too, works on the same list, and
+# whoever starts a task owns it. A change is not run beside others: in [create #1,
+# start #1] the second needs the first done.
+def task_create(agent: Agent, subject: str, description: str,
+                activeForm: str = "") -> str:
+    """Add a pending task to the session's list; answer with its id."""
+    return on_the_list(agent.task_list.create, subject, description, activeForm)
+
+
+def task_update(agent: Agent, taskId: str, status: str | None = None,
+                subject: str | None = None, description: str | None = None,
+                activeForm: str | None = None, owner: str | None = None,
+                addBlocks: list | None = None, addBlockedBy: list | None = None) -> str:
+    """Move a task (tasks.MOVES says where it may go), or change what it says."""
+    return on_the_list(agent.task_list.update, taskId, by=agent.name, status=status,
+                       subject=subject, description=description,
+                       active_form=activeForm, owner=owner,
+                       add_blocks=addBlocks or (), add_blocked_by=addBlockedBy or ())
+
+
+def task_get(agent: Agent, taskId: str) -> str:
+    """One task: status, owner, description, what blocks what."""
+    return on_the_list(agent.task_list.get, taskId)
+
+
+def task_list(agent: Agent) -> str:
+    """Every task, one line each."""
+    return on_the_list(agent.task_list.list)
+
+
+def on_the_list(method, *args, **kwargs) -> str:
+    """A TaskList call; what it refuses is an is_error result, in its words."""
+    try:
+        return method(*args, **kwargs)
+    except TaskError as e:
+        raise ToolError(str(e)) from None
+
+
+TASK_ID = (str, 'The task\'s id, as task_create answered it ("1").')
+IDS = {"type": "array", "items": {"type": "string"}}
+register(task_create, "Add a task to the session's task list, which your subagents "
+         "share: the steps of a plan, or work to hand out. Answers with its id.",
+         {"subject": (str, "A short title, in the imperative."),
+          "description": (str, "What to do, and how to tell it is done."),
+          "activeForm": (str, "The title while in progress ('Running the tests').")},
+         ["subject", "description"], names=("TaskCreate",), **CHANGES_NOTHING)
+register(task_update, "Change a task. status: pending -> in_progress (you own it; "
+         "not while a task that blocks it is unfinished) -> completed; back to "
+         "pending to give it up; deleted from any state. addBlocks / addBlockedBy: "
+         "what must finish first (no cycles).",
+         {"taskId": TASK_ID,
+          "status": ({"type": "string", "enum": list(STATUSES)}, "The new status."),
+          "subject": (str, "A new title."), "description": (str, "A new description."),
+          "activeForm": (str, "A new title while in progress."),
+          "owner": (str, "Who works on it (default: whoever starts it)."),
+          "addBlocks": (IDS, "Ids of tasks that wait for this one."),
+          "addBlockedBy": (IDS, "Ids of tasks this one waits for.")},
+         ["taskId"], names=("TaskUpdate",), **CHANGES_NOTHING)
+register(task_get, "One task of the list: its status, owner, description, and what "
+         "blocks it.", {"taskId": TASK_ID}, ["taskId"], names=("TaskGet",),
+         **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
+register(task_list, "The session's task list: each task's id, status, owner, and "
+         "what blocks it.", {}, names=("TaskList",), **CHANGES_NOTHING,
+         is_concurrency_safe=lambda call: True)
+
+
 # === s06 · subagents ===
+# Four kinds of child (subagents.py holds what needs no loop): no subagent_type, or
+# "fork": a fork, the caller's whole context for the price of a cache read;
+# "general-purpose": a fresh context, the prompt alone; a name from .claude/agents:
+# that type, its prompt, tools, model and memory. Any of them in the background.
 MAX_AGENT_DEPTH = 2       # main agent's subagents may start subagents; theirs may not
 SUBAGENT_MAX_TURNS = 25   # model calls a subagent gets before it is stopped
+FRESH = "general-purpose"
+MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5",
+                 "haiku": "claude-haiku-5-5"}  # an agent type's `model: haiku`
 
 
 def agent(parent: Agent, description: str, prompt: str,
+          subagent_type: str | None = None, run_in_background: bool = False,
           tools: list | None = None) -> str:
-    """Run a fresh agent loop on `prompt`; its final answer is this call's result."""
+    """Start a child agent on `prompt`, of the kind subagent_type names; its final
+    answer is this call's result, or in the background: its id now, its answer
+    later (a <task-notification>)."""
     if parent.client is None:  # no model to run it with
         raise ToolError("agent runs only inside an agent loop.")
     if parent.depth + 1 > MAX_AGENT_DEPTH:
         raise ToolError(f"subagents nest at most {MAX_AGENT_DEPTH} deep and this one "
                         f"would be level {parent.depth + 1}: do this sub-task "
                         "yourself.")
-    own = subagent_tools(offered_tools(parent), tools)
-    child = parent.child(printable(description), own, tools is not None)
-    messages = [{"role": "user", "content": prompt}]  # its only message
+    name = printable(description)
+    child, messages = new_child(parent, name, prompt, subagent_type, tools)
+    if not run_in_background:
+        return run_child(child, messages, description)
+    block = CURRENT.get()  # built here, in the call: the fork's copy is taken now
+    task_id = start_agent(parent.tasks, lambda cancel: run_child(
+        dataclasses.replace(child, cancel=cancel), messages, description),
+        description, block.id if block else "")
+    return (f"Agent running in background with ID: {task_id}. You will be told "
+            "when it ends; task_stop stops it.")
+
+
+def new_child(parent: Agent, name: str, prompt: str, kind: str | None,
+              tools: list | None) -> tuple[Agent, list]:
+    """The child an agent call starts, and its first messages."""
+    if kind in (None, "fork"):
+        return fork_of(parent, name, prompt, tools)
+    if kind == FRESH:
+        own = subagent_tools(offered_tools(parent), tools)
+        return (parent.child(name, own, tools is not None),
+                [{"role": "user", "content": prompt}])  # its only message
+    types, _ = agent_types()
+    if kind not in types:
+        raise ToolError(f"Agent type {kind!r} not found. Available: {FRESH}, fork"
+                        + "".join(f", {n}" for n in types) + ".")
+    return typed_child(parent, types[kind], name, prompt)
+
+
+def fork_of(parent: Agent, name: str, prompt: str,
+            tools: list | None) -> tuple[Agent, list]:
+    """A fork: the parent's last request and reply, byte for byte (model, system,
+    tools, messages), then its directive: the cache holds all but the end."""
+    block = CURRENT.get()
+    if parent.last_request is None or block is None:
+        raise ToolError("a fork starts from a conversation, and there is none here.")
+    try:
+        request = fork_request(parent.last_request, block.id, prompt)
+    except ForkError as e:
+        raise ToolError(str(e)) from None
+    same = request["tools"]  # the parent's, or the cache misses; `tools`: its calls
+    allowed = parent.allowed if tools is None else [
+        t["name"] for t in subagent_tools(same, tools)]
+    child = parent.child(name, same, False, system=request["system"],
+                         allowed=allowed)
+    return child, request["messages"]
+
+
+def typed_child(parent: Agent, kind, name: str, prompt: str) -> tuple[Agent, list]:
+    """An agent type: its prompt, its tools (Claude Code's names or ours), its model;
+    with memory, its folder (writable for it alone) and MEMORY.md in its prompt."""
+    folder = memory_folder(kind, Path.cwd(), Path.home())
+    names = None if kind.tools is None else [
+        tool_meta(n)["tool"] for n in kind.tools + MEMORY_TOOLS * bool(folder)]
+    own = subagent_tools(offered_tools(parent), names and list(dict.fromkeys(names)))
+    system = kind.prompt
+    if folder:
+        folder.mkdir(parents=True, exist_ok=True)
+        system += memory_prompt(folder)
+    model = (parent.model if kind.model in (None, "inherit")
+             else MODEL_ALIASES.get(kind.model, kind.model))
+    child = parent.child(name, own, names is not None, system=system,
+                         memory=folder, model=model)
+    return child, [{"role": "user", "content": prompt}]
+
+
+def run_child(child: Agent, messages: list, description: str) -> str:
+    """Run the child's loop to its final answer."""
     context = contextvars.copy_context()  # what it sets stays its own
     # its lines carry its name, and show as its calls end, not held in this one's
     answer = context.run(lambda: LINES.set((child.prefix, None))
@@ -2918,6 +3080,47 @@ def agent(parent: Agent, description: str, prompt: str,
     if messages[-1]["role"] != "assistant":  # the turn limit, or Ctrl-C
         raise ToolError(f"subagent '{description}' gave no final answer: {answer}")
     return answer.strip() or "(the subagent finished without a final text)"
+
+
+def waits_for_reply(block) -> bool:
+    """A fork's call: it repeats the whole reply, so it starts once the reply ends."""
+    return (block.name == "agent" and isinstance(block.input, dict)
+            and block.input.get("subagent_type") in (None, "fork"))
+
+
+def agent_types() -> tuple[dict, list]:
+    """The agent types of the project's .claude/agents, then the user's ~/.claude/
+    agents (the project's wins a name); and what could not be loaded."""
+    return load_agent_types([Path.cwd() / ".claude/agents",
+                             Path.home() / ".claude/agents"], parse_skill_md)
+
+
+def system_for(agent: Agent) -> str:
+    """A child's own system prompt, or system_prompt() and the agent types."""
+    if agent.system is not None:
+        return agent.system
+    types, problems = agent_types()
+    text = system_prompt()
+    if types:
+        text += ("\n\nAgent types (the agent tool's subagent_type):\n" + "\n".join(
+            f"- {t.name}: {t.description}" + (f" (Tools: {', '.join(t.tools)})"
+                                              if t.tools is not None else "")
+            for t in types.values()))
+    if problems:
+        text += "\n\nAgent types that could not be loaded:\n- " + "\n- ".join(problems)
+    return text
+
+
+def own_memory(call: Call) -> bool:
+    """Whether a file tool writes inside its agent type's memory folder (the path
+    as written and where its links lead; the folder itself no link)."""
+    if (folder := call.agent.memory) is None:
+        return False
+    target, real = path_of(call.input), folder.resolve()
+    written = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
+    return (real == Path(os.path.normpath(folder)) and written.is_relative_to(real)
+            and resolve_path(target).is_relative_to(real)
+            and not protected_write(target))
 
 
 def offered_tools(agent: Agent) -> list:
@@ -2940,12 +3143,18 @@ def subagent_tools(parent_tools: list, names: list | None) -> list:
 
 
 # === s06 · registration: the agent tool ===
-register(agent, "Hand a self-contained sub-task to a subagent. It starts fresh with "
-         "only `prompt` (it cannot see this conversation), uses your tools (or only "
-         "those named in `tools`), and returns its final answer. Several agent calls "
-         "in one reply run in parallel.",
+register(agent, "Hand a sub-task to a child agent. No subagent_type (or \"fork\"): "
+         "a fork of you, which sees this whole conversation and does the directive "
+         "in `prompt` (a fork cannot fork). \"general-purpose\": a fresh agent that "
+         "sees only `prompt`. A name from the system prompt's agent types: that "
+         "agent. It uses your tools (or only those named in `tools`) and returns "
+         "its final answer; with run_in_background, its id at once and its answer "
+         "later. Several agent calls in one reply run in parallel.",
          {"description": (str, "3-5 words, shown to the user."),
-          "prompt": (str, "The whole task: the subagent sees nothing else."),
+          "prompt": (str, "The task; a fork's directive, or all a fresh agent sees."),
+          "subagent_type": (str, "fork (the default), general-purpose, or a type."),
+          "run_in_background": (bool, ("Answer at once with an id; you are told "
+                                       "when it ends; task_stop stops it.")),
           "tools": ({"type": "array", "items": {"type": "string"}},
                     "The tool names it may call (default: all of yours).")},
          ["description", "prompt"], names=("Agent", "Task"),
@@ -2978,6 +3187,7 @@ def repl(agent: Agent) -> int:
             return 0
         if prompt.strip() == "/clear":  # start over: a new, empty conversation
             messages.clear()
+            agent.task_list = TaskList()  # s06: a new session, a new list (as Claude)
             agent.warned = False
             agent.shell = None  # and the shell goes home
             print("(conversation cleared)")

@@ -14,8 +14,9 @@ and a first reading can skip it:
   and the first MEMORY_LINES lines of its MEMORY.md (at most MEMORY_CHARS) in its
   prompt.
 - A fork starts from its parent's last request: the same model, system and tools,
-  every message the parent sent, as sent; then the parent's reply with the fork's own
-  call alone, answered by a placeholder, and the fork's directive. The parent's
+  every message the parent sent, as sent; then the parent's whole reply, its calls
+  answered by placeholders (the fork's own: "you are that fork"; the others: "the
+  parent runs it"), and the fork's directive. The parent's
   prompt-cache entry covers all but those two messages. A fork cannot fork again.
 
 Reading map:
@@ -155,6 +156,8 @@ FORK_DIRECTIVE = (
     "yours. Your final message is your report to that agent: short, plain, with the "
     "paths of any files you changed.\n</fork-directive>\n\nYour directive: {prompt}")
 FORK_PLACEHOLDER = "Fork started: you are that fork."
+OTHER_PLACEHOLDER = ("Not run in this fork: the agent that forked you runs this "
+                     "call itself.")
 
 
 class ForkError(Exception):
@@ -170,20 +173,33 @@ def is_fork(messages: list) -> bool:
                for block in message["content"])
 
 
-def fork_request(parent: dict, call: dict, prompt: str) -> dict:
+def fork_request(parent: dict, call_id: str, prompt: str) -> dict:
     """The fork's first request, from `parent` (the keyword arguments of the
-    parent's last model call: model, system, tools, messages, ...) and `call` (the
-    tool_use block of the agent call that starts the fork: the SDK's, or a dict)."""
+    parent's last model call: model, system, tools, messages, ..., and "reply": the
+    content of the reply it got) and `call_id` (the id of the agent call that starts
+    the fork). Every other call of that reply is answered by a placeholder."""
     if is_fork(parent["messages"]):
         raise ForkError("a fork cannot start another fork: do the work yourself, "
                         "or start a general-purpose agent.")
     # subtle: a copy. The parent's loop goes on changing its own list (and the
     # last user message, where notifications are added); the fork's must not move.
+    request = {k: v for k, v in parent.items() if k != "reply"}
     messages = copy.deepcopy(parent["messages"])
-    messages.append({"role": "assistant", "content": [call]})
+    reply = copy.deepcopy(list(parent["reply"]))
+    calls = [block_id(b) for b in reply if block_type(b) == "tool_use"]
+    messages.append({"role": "assistant", "content": reply})
     messages.append({"role": "user", "content": [
-        {"type": "tool_result",
-         "tool_use_id": call["id"] if isinstance(call, dict) else call.id,
-         "content": FORK_PLACEHOLDER},
+        {"type": "tool_result", "tool_use_id": i,
+         "content": FORK_PLACEHOLDER if i == call_id else OTHER_PLACEHOLDER}
+        for i in calls] + [
         {"type": "text", "text": FORK_DIRECTIVE.format(prompt=prompt)}]})
-    return {**parent, "messages": messages}
+    return {**request, "messages": messages}
+
+
+def block_type(block) -> str:
+    """A content block's type: the SDK's objects and plain dicts alike."""
+    return block["type"] if isinstance(block, dict) else block.type
+
+
+def block_id(block) -> str:
+    return block["id"] if isinstance(block, dict) else block.id
