@@ -17,7 +17,8 @@ run). This file keeps the commands running, and a first reading can skip it:
   and kill what it started), and its notification carries its final answer.
 A task is a dict, so that a test (or you, at a breakpoint) can look at it:
 {"command", "file", "status", "how", "told", "proc", "thread", "started"}; an
-agent's has "cancel", "tool_use_id" and "result" instead of "file" and "proc".
+agent's has "cancel", "tool_use_id", "result" and "procs" instead of "file" and
+"proc".
 
 Reading map:
   s06 · background: starting in the waiting thread   start_task(), watch()
@@ -86,14 +87,17 @@ def next_id(tasks: dict, kind: str) -> str:
 AGENT_STOP_WAIT = 30.0  # seconds a stopped agent's thread is waited for
 
 
-def start_agent(tasks: dict, run, description: str, tool_use_id: str) -> str:
+def start_agent(tasks: dict, run, description: str, tool_use_id: str,
+                procs: set | None = None) -> str:
     """Start run(cancel) -> final text (a child agent's loop, which stops when the
-    threading.Event `cancel` is set) in a thread of its own; return its id at once."""
+    threading.Event `cancel` is set) in a thread of its own; return its id at once.
+    `procs`: the set where the child records the processes it runs (killed on stop)."""
     with LOCK:
         task_id = next_id(tasks, "agent")
         task = tasks[task_id] = {
             "command": description, "status": "running", "told": False, "how": "",
-            "cancel": threading.Event(), "tool_use_id": tool_use_id, "result": ""}
+            "cancel": threading.Event(), "tool_use_id": tool_use_id, "result": "",
+            "procs": set() if procs is None else procs}
     task["thread"] = threading.Thread(target=run_agent, args=(task, run), daemon=True)
     task["thread"].start()
     return task_id
@@ -121,6 +125,8 @@ def stop_task(tasks: dict, task_id: str, kill) -> str:
             task.update(status="killed", told=True, how="was stopped")
     if status == "running" and "cancel" in task:  # an agent: its loop stops itself
         task["cancel"].set()
+        for proc in list(task["procs"]):  # and a command it waits for ends now
+            kill(proc)
         # subtle: a loop notices between two events of a reply, or before a call; a
         # request still waiting for its first byte may take a while. The thread is
         # a daemon: if it is still waiting after this, it ends with the process.

@@ -1364,6 +1364,8 @@ def decide(call: Call, mode: str, rules: dict) -> Decision:
     # 3. ask rules, then dangerous calls: both ask in every mode.
     if rule := first_rule(rules.get("ask", []), call):
         return Decision("ask", f"ask rule {rule}", Source.RULE)
+    if tool in EDIT_TOOLS and own_memory(call):  # s06: an agent type's own notes
+        return Decision("allow", "the agent's own memory folder", Source.MODE)
     if danger:
         return Decision("ask", f"dangerous: {danger}", Source.DANGER)
     # 4. allow rules; a shell command is judged part by part.
@@ -3010,10 +3012,10 @@ def agent(parent: Agent, description: str, prompt: str,
     child, messages = new_child(parent, name, prompt, subagent_type, tools)
     if not run_in_background:
         return run_child(child, messages, description)
-    block = CURRENT.get()  # built here, in the call: the fork's copy is taken now
+    block, procs = CURRENT.get(), set()  # built here: the fork's copy is taken now
     task_id = start_agent(parent.tasks, lambda cancel: run_child(
-        dataclasses.replace(child, cancel=cancel), messages, description),
-        description, block.id if block else "")
+        dataclasses.replace(child, cancel=cancel, running=procs), messages,
+        description), description, block.id if block else "", procs)
     return (f"Agent running in background with ID: {task_id}. You will be told "
             "when it ends; task_stop stops it.")
 
