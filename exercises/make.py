@@ -141,7 +141,7 @@ MODULES = ("command_line.py",  # what code.py imports from beside it, each befor
            "bash_safety.py", "sandbox.py", "rules.py",  # those that import it (s03 on)
            "trust.py",  # (s04 on)
            "mcp_client.py", "skills.py",  # (s05 on)
-           "background.py")  # (s06)
+           "background.py", "tasks.py", "subagents.py")  # (s06)
 WRITTEN_IN = {"s03/ex1": ("bash_safety.py",),  # a row of the read-only tables
               "s03/ex3": ("bash_safety.py",)}  # tar_effects, beside git_effects
 CHAPTER_PATH = "sys.path.insert(0, str(Path(__file__).resolve().parent))"
