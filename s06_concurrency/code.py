@@ -13,10 +13,15 @@ fills the parent's context. This chapter adds:
   starts as soon as its tool_use block is whole, while the model is still writing.
 - Ctrl-C while tools run: what has not finished is cancelled, its processes killed,
   and every call still gets a tool_result that says so.
-- `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
-  and returns its final answer. Several run in parallel, labelled on the terminal.
+- `agent`: a child agent runs its own loop, with the same pipeline, and returns its
+  final answer: a fork (the caller's whole context, read from the prompt cache), a
+  general-purpose agent (the prompt alone), or a type from .claude/agents (its
+  prompt, tools, model, memory: subagents.py). Several run in parallel, labelled.
 - run_in_background: a task id and an output file at once, a <task-notification>
-  once it ends, `task_stop`; none outlives the agent (mechanics: background.py).
+  once it ends, `task_stop`; none outlives the agent (mechanics: background.py);
+  an agent in the background too.
+- the task list (task_create, task_update, task_get, task_list): one per session,
+  shared with every subagent, a state machine (mechanics: tasks.py).
 
 Reading map (search for "s06 ·" to find what is new):
   New here:
@@ -26,6 +31,7 @@ Reading map (search for "s06 ·" to find what is new):
     s06 · concurrency: the tool runner
     s06 · concurrency: starting calls while the reply streams
     s06 · background commands: started now, heard of later
+    s06 · tasks: a plan the agents share
     s06 · subagents
     s06 · registration: the agent tool
   Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell (a cd
@@ -34,11 +40,13 @@ Reading map (search for "s06 ·" to find what is new):
     `run_shell` (run_in_background too) and `run_hook` (from `run_hooks`) record
     their processes in the agent, so Ctrl-C kills them from the main thread;
     `mcp_tool`'s calls are interrupted too; `check_permission` asks under
-    the terminal lock; `show_call`, `show_result`, `show_decision`, `show_usage`,
+    the terminal lock; `decide` lets an agent type write its memory folder;
+    `show_call`, `show_result`, `show_decision`, `show_usage`,
     `show_hook_line` print through say(); `run_task` prints what was not streamed;
     `parse_args` names this chapter; `Agent` adds a subagent's depth, name, tools
-    and own shell (a child), Ctrl-C, the processes and tasks, which `repl`,
-    `main` and `run_offline_demo` stop (close).
+    and own shell (a child), Ctrl-C, the processes and tasks, the task list, a
+    child's own system prompt and memory, the last request (a fork repeats it),
+    which `repl` (/clear: a new list), `main` and `run_offline_demo` stop (close).
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
   Left for later: nothing; this is the last chapter.
@@ -98,9 +106,9 @@ from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                         read_config, server_commands)
 from skills import SkillError, parse_skill_md
 from background import start_agent, start_task, stop_all, stop_task, tell_ended
-from tasks import STATUSES, TaskError, TaskList
-from subagents import (MEMORY_TOOLS, ForkError, fork_request, load_agent_types,
-                       memory_folder, memory_prompt)
+from tasks import TASK_TOOLS, TaskError, TaskList
+from subagents import (ForkError, fork_request, listing, load_agent_types,
+                       model_of, type_setup)
 
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -2918,70 +2926,41 @@ register(task_stop, "Stop a background command (run_shell with run_in_background
 # === s06 · tasks: a plan the agents share ===
 # The session's task list: a plan that outlives a long context, and the way agents
 # split work. tasks.py keeps it (the states and their moves, what blocks what, the
-# nudge); every agent of the session, subagents too, works on the same list, and
-# whoever starts a task owns it. A change is not run beside others: in [create #1,
-# start #1] the second needs the first done.
-def task_create(agent: Agent, subject: str, description: str,
-                activeForm: str = "") -> str:
-    """Add a pending task to the session's list; answer with its id."""
-    return on_the_list(agent.task_list.create, subject, description, activeForm)
-
-
-def task_update(agent: Agent, taskId: str, status: str | None = None,
-                subject: str | None = None, description: str | None = None,
-                activeForm: str | None = None, owner: str | None = None,
-                addBlocks: list | None = None, addBlockedBy: list | None = None) -> str:
-    """Move a task (tasks.MOVES says where it may go), or change what it says."""
-    return on_the_list(agent.task_list.update, taskId, by=agent.name, status=status,
-                       subject=subject, description=description,
-                       active_form=activeForm, owner=owner,
-                       add_blocks=addBlocks or (), add_blocked_by=addBlockedBy or ())
-
-
-def task_get(agent: Agent, taskId: str) -> str:
-    """One task: status, owner, description, what blocks what."""
-    return on_the_list(agent.task_list.get, taskId)
-
-
-def task_list(agent: Agent) -> str:
-    """Every task, one line each."""
-    return on_the_list(agent.task_list.list)
-
-
-def on_the_list(method, *args, **kwargs) -> str:
-    """A TaskList call; what it refuses is an is_error result, in its words."""
+# nudge) and declares its four tools; every agent of the session, subagents too,
+# works on the same list (agent.task_list), and whoever starts a task owns it. A
+# change is not run beside others: in [create #1, start #1] the second needs the first.
+def on_the_list(name: str, agent: Agent, fields: dict) -> str:
+    """Run tasks.py's tool `name` for `agent`; what the list refuses is an is_error."""
     try:
-        return method(*args, **kwargs)
+        return TASK_TOOLS[name][0](agent, **fields)
     except TaskError as e:
         raise ToolError(str(e)) from None
 
 
-TASK_ID = (str, 'The task\'s id, as task_create answered it ("1").')
-IDS = {"type": "array", "items": {"type": "string"}}
-register(task_create, "Add a task to the session's task list, which your subagents "
-         "share: the steps of a plan, or work to hand out. Answers with its id.",
-         {"subject": (str, "A short title, in the imperative."),
-          "description": (str, "What to do, and how to tell it is done."),
-          "activeForm": (str, "The title while in progress ('Running the tests').")},
-         ["subject", "description"], names=("TaskCreate",), **CHANGES_NOTHING)
-register(task_update, "Change a task. status: pending -> in_progress (you own it; "
-         "not while a task that blocks it is unfinished) -> completed; back to "
-         "pending to give it up; deleted from any state. addBlocks / addBlockedBy: "
-         "what must finish first (no cycles).",
-         {"taskId": TASK_ID,
-          "status": ({"type": "string", "enum": list(STATUSES)}, "The new status."),
-          "subject": (str, "A new title."), "description": (str, "A new description."),
-          "activeForm": (str, "A new title while in progress."),
-          "owner": (str, "Who works on it (default: whoever starts it)."),
-          "addBlocks": (IDS, "Ids of tasks that wait for this one."),
-          "addBlockedBy": (IDS, "Ids of tasks this one waits for.")},
-         ["taskId"], names=("TaskUpdate",), **CHANGES_NOTHING)
-register(task_get, "One task of the list: its status, owner, description, and what "
-         "blocks it.", {"taskId": TASK_ID}, ["taskId"], names=("TaskGet",),
+def task_create(agent: Agent, **fields) -> str:
+    return on_the_list("task_create", agent, fields)
+
+
+def task_update(agent: Agent, **fields) -> str:
+    return on_the_list("task_update", agent, fields)
+
+
+def task_get(agent: Agent, **fields) -> str:
+    return on_the_list("task_get", agent, fields)
+
+
+def task_list(agent: Agent, **fields) -> str:
+    return on_the_list("task_list", agent, fields)
+
+
+register(task_create, *TASK_TOOLS["task_create"][1:], names=("TaskCreate",),
+         **CHANGES_NOTHING)
+register(task_update, *TASK_TOOLS["task_update"][1:], names=("TaskUpdate",),
+         **CHANGES_NOTHING)
+register(task_get, *TASK_TOOLS["task_get"][1:], names=("TaskGet",),
          **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
-register(task_list, "The session's task list: each task's id, status, owner, and "
-         "what blocks it.", {}, names=("TaskList",), **CHANGES_NOTHING,
-         is_concurrency_safe=lambda call: True)
+register(task_list, *TASK_TOOLS["task_list"][1:], names=("TaskList",),
+         **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
 
 
 # === s06 · subagents ===
@@ -2992,8 +2971,6 @@ register(task_list, "The session's task list: each task's id, status, owner, and
 MAX_AGENT_DEPTH = 2       # main agent's subagents may start subagents; theirs may not
 SUBAGENT_MAX_TURNS = 25   # model calls a subagent gets before it is stopped
 FRESH = "general-purpose"
-MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5",
-                 "haiku": "claude-haiku-5-5"}  # an agent type's `model: haiku`
 
 
 def agent(parent: Agent, description: str, prompt: str,
@@ -3056,20 +3033,13 @@ def fork_of(parent: Agent, name: str, prompt: str,
 
 
 def typed_child(parent: Agent, kind, name: str, prompt: str) -> tuple[Agent, list]:
-    """An agent type: its prompt, its tools (Claude Code's names or ours), its model;
-    with memory, its folder (writable for it alone) and MEMORY.md in its prompt."""
-    folder = memory_folder(kind, Path.cwd(), Path.home())
-    names = None if kind.tools is None else [
-        tool_meta(n)["tool"] for n in kind.tools + MEMORY_TOOLS * bool(folder)]
-    own = subagent_tools(offered_tools(parent), names and list(dict.fromkeys(names)))
-    system = kind.prompt
-    if folder:
-        folder.mkdir(parents=True, exist_ok=True)
-        system += memory_prompt(folder)
-    model = (parent.model if kind.model in (None, "inherit")
-             else MODEL_ALIASES.get(kind.model, kind.model))
+    """An agent type (subagents.py reads it): its prompt, its tools (Claude Code's
+    names or ours), its model; with memory, its folder, writable for it alone."""
+    names, system, folder = type_setup(kind, Path.cwd(), Path.home(),
+                                       lambda n: tool_meta(n)["tool"])
+    own = subagent_tools(offered_tools(parent), names)
     child = parent.child(name, own, names is not None, system=system,
-                         memory=folder, model=model)
+                         memory=folder, model=model_of(kind, parent.model))
     return child, [{"role": "user", "content": prompt}]
 
 
@@ -3101,16 +3071,7 @@ def system_for(agent: Agent) -> str:
     """A child's own system prompt, or system_prompt() and the agent types."""
     if agent.system is not None:
         return agent.system
-    types, problems = agent_types()
-    text = system_prompt()
-    if types:
-        text += ("\n\nAgent types (the agent tool's subagent_type):\n" + "\n".join(
-            f"- {t.name}: {t.description}" + (f" (Tools: {', '.join(t.tools)})"
-                                              if t.tools is not None else "")
-            for t in types.values()))
-    if problems:
-        text += "\n\nAgent types that could not be loaded:\n- " + "\n- ".join(problems)
-    return text
+    return system_prompt() + listing(*agent_types())
 
 
 def own_memory(call: Call) -> bool:

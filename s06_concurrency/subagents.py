@@ -20,8 +20,10 @@ and a first reading can skip it:
   prompt-cache entry covers all but those two messages. A fork cannot fork again.
 
 Reading map:
-  s06 · subagents: an agent type from its file       AgentType, load_agent_types()
+  s06 · subagents: an agent type from its file       AgentType, load_agent_types(),
+                                                     listing(), MODEL_ALIASES
   s06 · subagents: memory in three scopes            memory_folder(), memory_prompt()
+  s06 · subagents: a type's child                    type_setup(), model_of()
   s06 · subagents: a fork's first request            fork_request(), is_fork()
 """
 
@@ -68,6 +70,23 @@ def load_agent_types(folders: list, parse) -> tuple[dict, list]:
             else:
                 types[agent_type.name] = agent_type
     return types, problems
+
+
+def listing(types: dict, problems: list) -> str:
+    """What the main agent's system prompt says of the agent types ("" if none)."""
+    text = ""
+    if types:
+        text += ("\n\nAgent types (the agent tool's subagent_type):\n" + "\n".join(
+            f"- {t.name}: {t.description}" + (f" (Tools: {', '.join(t.tools)})"
+                                              if t.tools is not None else "")
+            for t in types.values()))
+    if problems:
+        text += "\n\nAgent types that could not be loaded:\n- " + "\n- ".join(problems)
+    return text
+
+
+MODEL_ALIASES = {"sonnet": "claude-sonnet-5-5", "opus": "claude-opus-5-5",
+                 "haiku": "claude-haiku-5-5"}  # a type's `model: haiku`
 
 
 def agent_type_of(meta: dict, body: str, path: Path) -> AgentType:
@@ -145,6 +164,30 @@ def memory_prompt(folder: Path) -> str:
         text += (f"\n\n(MEMORY.md has {len(lines)} lines; the {cut} after line "
                  f"{MEMORY_LINES} were left out: keep the index short.)")
     return text
+
+
+# === s06 · subagents: a type's child ===
+def type_setup(kind: AgentType, workspace: Path, home: Path,
+               our_name) -> tuple[list | None, str, Path | None]:
+    """What an agent type's child gets: the tools it names, by our names
+    (our_name("Read") -> "read_file"; None: the parent's), with its memory's file
+    tools; its system prompt (with memory: MEMORY.md's head, the folder made); its
+    memory folder (None: none)."""
+    folder = memory_folder(kind, workspace, home)
+    names = None if kind.tools is None else list(dict.fromkeys(
+        our_name(n) for n in kind.tools + MEMORY_TOOLS * bool(folder)))
+    system = kind.prompt
+    if folder:
+        folder.mkdir(parents=True, exist_ok=True)
+        system += memory_prompt(folder)
+    return names, system, folder
+
+
+def model_of(kind: AgentType, inherited: str) -> str:
+    """The type's model: an alias resolved, an id as written, else the parent's."""
+    if kind.model in (None, "inherit"):
+        return inherited
+    return MODEL_ALIASES.get(kind.model, kind.model)
 
 
 # === s06 · subagents: a fork's first request ===

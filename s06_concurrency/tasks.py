@@ -24,6 +24,9 @@ Reading map:
                                                update(), checked whole; the edges
                                                of what blocks what, no cycle
   s06 · tasks: the verification nudge          verification_nudge()
+  s06 · tasks: the tools                       new_task() ... all_tasks(), each
+                                               on agent.task_list; TASK_TOOLS: them
+                                               and their schemas, for code.py
 """
 
 import re
@@ -241,3 +244,66 @@ def verification_nudge(tasks: dict) -> str:
     return (f"\n\nAll {len(done)} tasks are completed, and none of them verified the "
             "work. Before you report it done, verify it: run the tests, or hand a "
             "verification task to an agent.")
+
+
+# === s06 · tasks: the tools ===
+# Each tool's function takes the calling agent (its task_list, its name: the owner)
+# and the call's fields; a TaskError becomes an is_error result in code.py. The
+# schemas, in code.py's register() format: field -> (type, description).
+def new_task(agent, subject: str, description: str, activeForm: str = "") -> str:
+    """Add a pending task to the session's list; answer with its id."""
+    return agent.task_list.create(subject, description, activeForm)
+
+
+def change_task(agent, taskId: str, status: str | None = None,
+                subject: str | None = None, description: str | None = None,
+                activeForm: str | None = None, owner: str | None = None,
+                addBlocks: list | None = None, addBlockedBy: list | None = None) -> str:
+    """Move a task (MOVES says where it may go), or change what it says."""
+    return agent.task_list.update(
+        taskId, by=agent.name, status=status, subject=subject,
+        description=description, active_form=activeForm, owner=owner,
+        add_blocks=addBlocks or (), add_blocked_by=addBlockedBy or ())
+
+
+def one_task(agent, taskId: str) -> str:
+    """One task: status, owner, description, what blocks what."""
+    return agent.task_list.get(taskId)
+
+
+def all_tasks(agent) -> str:
+    """Every task, one line each."""
+    return agent.task_list.list()
+
+
+TASK_ID = (str, 'The task\'s id, as task_create answered it ("1").')
+IDS = {"type": "array", "items": {"type": "string"}}
+TASK_TOOLS = {  # name -> (function, description, fields, required)
+    "task_create": (
+        new_task, ("Add a task to the session's task list, which your subagents "
+                      "share: the steps of a plan, or work to hand out. Answers with "
+                      "its id."),
+        {"subject": (str, "A short title, in the imperative."),
+         "description": (str, "What to do, and how to tell it is done."),
+         "activeForm": (str, "The title while in progress ('Running the tests').")},
+        ["subject", "description"]),
+    "task_update": (
+        change_task, ("Change a task. status: pending -> in_progress (you own it; "
+                      "not while a task that blocks it is unfinished) -> completed; "
+                      "back to pending to give it up; deleted from any state. "
+                      "addBlocks / addBlockedBy: what must finish first (no cycles)."),
+        {"taskId": TASK_ID,
+         "status": ({"type": "string", "enum": list(STATUSES)}, "The new status."),
+         "subject": (str, "A new title."), "description": (str, "A new description."),
+         "activeForm": (str, "A new title while in progress."),
+         "owner": (str, "Who works on it (default: whoever starts it)."),
+         "addBlocks": (IDS, "Ids of tasks that wait for this one."),
+         "addBlockedBy": (IDS, "Ids of tasks this one waits for.")},
+        ["taskId"]),
+    "task_get": (
+        one_task, ("One task of the list: its status, owner, description, and what "
+                   "blocks it."), {"taskId": TASK_ID}, ["taskId"]),
+    "task_list": (
+        all_tasks, ("The session's task list: each task's id, status, owner, and "
+                    "what blocks it."), {}, []),
+}

@@ -350,3 +350,22 @@ def test_an_agent_line_comes_before_its_subagents_work(mod, server, client, work
         work = [i for i, line in enumerate(lines) if line.startswith(f"[{name}] ")]
         assert work and start < min(work)
         assert any(line.strip() == answer for line in lines[max(work) + 1:])
+
+
+def test_a_fork_of_an_agent_type_repeats_that_types_request(
+        mod, server, client, workspace):
+    """A fork takes its parent's system prompt and model as sent, not the main
+    agent's: here its parent is an agent type (its own prompt, haiku)."""
+    (workspace / ".claude" / "agents").mkdir(parents=True)
+    (workspace / ".claude" / "agents" / "lead.md").write_text(
+        "---\nname: lead\ndescription: Leads.\nmodel: haiku\n---\nYou lead a review.\n")
+    server.add(reply(agent_call("lead it", "Lead.", "t1", subagent_type="lead")),
+               reply(agent_call("part", "Do a part.", "f1")),   # the type forks
+               reply("Part done."), reply("Led."), reply("done"))
+    run_agent(mod, client, "go")
+    lead, fork = server.requests[1], server.requests[2]
+    assert lead["system"] == "You lead a review." and fork["system"] == lead["system"]
+    assert fork["model"] == lead["model"] == "claude-haiku-5-5"
+    assert json.dumps(fork["tools"]) == json.dumps(lead["tools"])
+    assert fork["messages"][:1] == lead["messages"]
+    assert results_by_id(server.requests[3])["f1"] == ("Part done.", False)
