@@ -303,14 +303,16 @@ def test_task_stop_stops_a_background_agent_and_its_command(
         mod, server, client, workspace):
     write_settings(workspace, {"allow": ["Bash"]})
     agent = the_agent(mod, client)
-    server.add(*background_sleeper(server, agent, 287, [
+    server.add(*background_sleeper(server, agent, 2870, [
         reply(tool_use("task_stop", {"task_id": "agent_1"}, id="s")), reply("done")]))
     run_agent(mod, client, "go")
+    # the stop waited for the agent's thread: gone now, as is its command (a sleep
+    # far longer than the guard, so that waiting it out cannot pass)
+    assert not agent.tasks["agent_1"]["thread"].is_alive()
+    assert_no_process("sleep 2870")
     main = [r for r in server_saw(server, "go")]
     text, is_error = results_by_id(main[2])["s"]
     assert not is_error and text.startswith("Stopped task agent_1 (sleeper)")
-    assert_no_process("sleep 287")
-    assert not agent.tasks["agent_1"]["thread"].is_alive()
     assert agent.tasks["agent_1"]["status"] == "killed"
     assert "<task-notification>" not in json.dumps(main[2]["messages"][-1])
 
@@ -320,11 +322,11 @@ def test_nothing_outlives_the_agent(mod, server, client, workspace):
     closing the agent stops both."""
     write_settings(workspace, {"allow": ["Bash"]})
     agent = the_agent(mod, client)
-    server.add(*background_sleeper(server, agent, 283, [reply("leaving")]))
+    server.add(*background_sleeper(server, agent, 2830, [reply("leaving")]))
     run_agent(mod, client, "go")
     agent.close()
-    assert_no_process("sleep 283")
     assert not agent.tasks["agent_1"]["thread"].is_alive()
+    assert_no_process("sleep 2830")
 
 
 # --- what the terminal shows ----------------------------------------------------------
