@@ -139,6 +139,7 @@ def chapter_of(path: Path) -> Path:
 # with every module that imports it, so that the file stays one program.
 MODULES = ("command_line.py",  # what code.py imports from beside it, each before
            "bash_safety.py", "sandbox.py", "rules.py",  # those that import it (s03 on)
+           "protected.py",  # (s03 on: it imports rules.py and sandbox.py)
            "trust.py",  # (s04 on)
            "mcp_client.py", "skills.py",  # (s05 on)
            "background.py", "tasks.py", "subagents.py")  # (s06)

@@ -30,7 +30,7 @@ Reading map (every section is new; search for "s01 ·" to find each):
       ends the task, not the REPL
   Beside it, command_line.py (the same file in every chapter; a first reading
     skips it): the flags and --help, the key's checks, the client and its
-    retries shown, an API error said in one line.
+    retries shown, an API error said in one line, a failed task dropped.
   Left for later: a registry of tools and the file tools (s02), permissions (s03),
     hooks (s04), deferred tools (s05), concurrency (s06). Here every command runs.
 
@@ -52,7 +52,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from command_line import explain, key_problem, make_client, parser
+from command_line import explain, key_problem, make_client, parser, survive
 
 # === s01 · settings: the model, the limits, the system prompt ===
 CHAPTER = "s01"
@@ -426,7 +426,7 @@ def final_text(response, action: str) -> str:
 
 # === s01 · long sessions: the context window ===
 # The most tokens a request may hold: agent.window (the API's "prompt is too long"
-# names it, and survive() learns it from there).
+# names it, and survive() in command_line.py learns it from there).
 
 
 def window_tokens(usage) -> int | None:
@@ -451,17 +451,6 @@ def count_tokens(usage, agent: Agent) -> None:
         agent.warned = True
         print(f"[context window: {used:,} of {agent.window:,} tokens used; when it "
               "is full the oldest exchanges go, or type /clear]", file=sys.stderr)
-
-
-def drop_oldest(messages: list, budget: int) -> int:
-    """Drop the oldest whole exchanges (each starts at a prompt: no tool_use parted
-    from its tool_result) until the rest fits in `budget` characters; how many went."""
-    starts = [i for i, m in enumerate(messages)
-              if m["role"] == "user" and isinstance(m["content"], str)]
-    dropped = next((n for n, i in enumerate(starts)
-                    if len(str(messages[i:])) <= budget), len(starts))
-    del messages[:starts[dropped] if dropped < len(starts) else len(messages)]
-    return dropped
 
 
 # === s01 · the command line: a REPL, one task, or the offline demo ===
@@ -501,24 +490,6 @@ def repl(agent: Agent) -> int:
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
             print("error: " + printable(survive(e, messages, mark, agent)),
                   file=sys.stderr)
-
-
-def survive(e: Exception, messages: list, mark: int, agent: Agent) -> str:
-    """After a failed task: drop it, so the conversation stays valid, and if the
-    conversation outgrew the context window, its oldest exchanges too. The line."""
-    size = len(str(messages))
-    del messages[mark:]
-    too_long = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))  # a 400
-    if not too_long:
-        return f"{explain(e)} (That task was dropped.)"
-    sent, most = int(too_long[1]), int(too_long[2])
-    agent.window, agent.warned = most, False
-    # keep what fills about half the window, leaving room for the next exchanges
-    dropped = drop_oldest(messages, int(size * most / sent / 2))
-    then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
-            else ". Ask for less at a time")
-    return (f"the conversation ({sent:,} tokens) outgrew the model's context window "
-            f"({most:,}): that task was dropped{then}, or type /clear to start over.")
 
 
 def run_offline_demo(args) -> int:

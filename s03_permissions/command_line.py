@@ -4,16 +4,20 @@ code.py imports these from beside it, in every chapter. No chapter changes them,
 each chapter folder holds the same file, byte for byte (a test checks). None of it is
 the agent: the loop, its tools and main() stay in code.py. This file holds what
 happens before the first request (the flags, the key, the client) and after a failed
-one (the API's error, said in one line).
+one (the API's error, said in one line; the task dropped, and the oldest exchanges
+with it when the conversation outgrew the context window).
 
 Reading map (read it in this order, or not at all on a first reading):
   s01 · the command line: the flags every chapter takes, and --help
   s01 · the key: a key that cannot work, refused before any request
   s01 · the client: the SDK retries by itself, and each retry shows a line
   s01 · API errors: one line that says what happened and what to do
+  s01 · a failed task: dropped, and a window outgrown
+    (the conversation stays valid; one that outgrew the context window loses its
+    oldest exchanges too)
   A first reading skips all of it: main() calls parser(), key_problem() and
-  make_client() once, and explain() when a task fails. Come back when a run says
-  "error: ...", or to see how --help is made.
+  make_client() once, explain() when a task fails, and the REPL survive() after
+  one. Come back when a run says "error: ...", or to see how --help is made.
 """
 
 import argparse
@@ -48,6 +52,9 @@ def parser(description: str, max_turns: int, model: str) -> argparse.ArgumentPar
 
 
 # === s01 · the key: a key that cannot work, refused before any request ===
+# The agent's own credentials, named once: a key is read from these (key_problem);
+# from s03 on no command, and from s05 on no MCP server, is given them.
+AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 KEY_PROBLEMS = [  # (what is wrong with a key's value, what to do): the first that fits
     (lambda v: v.endswith("..."),  # as in .env.example: ANTHROPIC_API_KEY=sk-ant-...
      "is still the placeholder from .env.example: put your key in its place"),
@@ -67,7 +74,7 @@ def key_problem(env_file: Path) -> str | None:
     in_file = {line.key: line.value for line in lines if line.key}
     unread = [line.original.string.removeprefix("export ")
               for line in lines if line.error]
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+    for name in AGENT_CREDENTIALS:
         where = "your environment" if name in os.environ else ".env"
         value = os.environ.get(name, in_file.get(name))
         if value is None and any(s.startswith(name) for s in unread):
@@ -180,3 +187,34 @@ def not_found(e, error: dict) -> str:
     return (f"{e.request.url} answered 404 with no API error: ANTHROPIC_BASE_URL is "
             f"{where}; set it to the root of an Anthropic-compatible API (such as "
             "https://api.anthropic.com, without /v1), or unset it.")
+
+
+# === s01 · a failed task: dropped, and a window outgrown ===
+def survive(e: Exception, messages: list, mark: int, agent) -> str:
+    """After a failed task: drop it, so the conversation stays valid, and if the
+    conversation outgrew the context window, its oldest exchanges too (and the
+    agent, code.py's Agent, learns the window's size). The line to show."""
+    size = len(str(messages))
+    del messages[mark:]
+    too_long = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))  # a 400
+    if not too_long:
+        return f"{explain(e)} (That task was dropped.)"
+    sent, most = int(too_long[1]), int(too_long[2])
+    agent.window, agent.warned = most, False
+    # keep what fills about half the window, leaving room for the next exchanges
+    dropped = drop_oldest(messages, int(size * most / sent / 2))
+    then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
+            else ". Ask for less at a time")
+    return (f"the conversation ({sent:,} tokens) outgrew the model's context window "
+            f"({most:,}): that task was dropped{then}, or type /clear to start over.")
+
+
+def drop_oldest(messages: list, budget: int) -> int:
+    """Drop the oldest whole exchanges (each starts at a prompt: no tool_use parted
+    from its tool_result) until the rest fits in `budget` characters; how many went."""
+    starts = [i for i, m in enumerate(messages)
+              if m["role"] == "user" and isinstance(m["content"], str)]
+    dropped = next((n for n, i in enumerate(starts)
+                    if len(str(messages[i:])) <= budget), len(starts))
+    del messages[:starts[dropped] if dropped < len(starts) else len(messages)]
+    return dropped

@@ -10,7 +10,7 @@ chapter's README says what each form matches. The same file stands in every chap
 from s03 on.
 
 Reading map:
-  s03 · rules: where they come from       read_permissions(): the settings, merged
+  s03 · rules: where they come from       load_settings(): the settings, merged
   s03 · rules: a rule's two parts         parse_rule("Bash(npm test:*)"); Read denies
   s03 · rules: command patterns           exactly, by prefix (`:*`, ` *`), or with `*`
   s03 · rules: Bash rules on a line       every command the line runs, wrappers opened
@@ -35,9 +35,24 @@ import pathspec
 
 from bash_safety import (Unanalysable, all_runs, is_write, parse_command,
                          program, shell_effects)
+from sandbox import sandbox_settings
 
 
 # === s03 · rules: where they come from ===
+SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def load_settings() -> dict:
+    """The `permissions` of the workspace's settings files, merged: rules add up, the
+    local file's defaultMode wins, a broken file is named (read_permissions)."""
+    return read_permissions(read_settings(SETTINGS_FILES))
+
+
+def sandbox_config() -> dict:
+    """The `sandbox` blocks of the settings files, over sandbox.py's defaults."""
+    return sandbox_settings(list(read_settings(SETTINGS_FILES).values()))
+
+
 def read_settings(files) -> dict:
     """{name: its JSON, or the error that kept it from being read} for each of the
     settings `files` (from the workspace) that exists. The gate, the sandbox and the

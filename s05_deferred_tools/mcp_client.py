@@ -18,8 +18,9 @@ over a pipe of its own; a first reading can skip it. It expects hostile servers:
   answers a call whose reply cannot be parsed with an error at once, and leaves out
   a tool whose schema the API would refuse, alone.
 - Errors are data: a server that does not start is one line; a tool that fails, a
-  server that died, a call that timed out come back as (text, is_error=True); the
-  SDK's own complaints become one line each, never a traceback.
+  server that died, a call that timed out raise McpError with the text (the tool's
+  proxy hands it on as the tool's error); the SDK's own complaints become one line
+  each, never a traceback.
 - close() ends every server with its whole process tree, a `setsid` grandchild
   included; exit_on_signal() makes `kill` and a closed terminal run that cleanup.
 
@@ -49,14 +50,13 @@ import threading
 import uuid
 from pathlib import Path
 
+from command_line import AGENT_CREDENTIALS
+
 
 # === s05 · mcp: the servers .mcp.json names ===
 # ${VAR} or ${VAR:-default}: the two forms Claude Code expands in .mcp.json's command,
 # args and env (and an http server's url and headers); a bare $VAR stays as written.
 VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-# What the agent authenticates with: never filled into a server's command, args or
-# env, whatever .mcp.json asks (a cloned project could ask for it by name).
-AGENT_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 # Claude Code's transports; this chapter starts the stdio ones (the default type).
 TRANSPORTS = ("stdio", "sse", "http", "ws", "sse-ide", "ws-ide", "sdk")
 
@@ -65,10 +65,10 @@ def expand(text: str, missing: list) -> str:
     """`text` with each ${VAR} replaced as Claude Code does: by the variable's value
     when it is set, even to "" (the shell's `:-` would take the default then), else
     by the default after `:-`; a variable with neither joins `missing`, and so does
-    one of AGENT_KEYS (the agent's own credentials), which is never filled in."""
+    one of AGENT_CREDENTIALS (the agent's own credentials), which is never filled in."""
     def value(match: re.Match) -> str:
         name, default = match.groups()
-        if name in AGENT_KEYS:
+        if name in AGENT_CREDENTIALS:
             missing.append(name)
             return match[0]
         if name in os.environ:
@@ -133,8 +133,9 @@ def filled_in(spec: dict) -> tuple[dict, str | None]:
               "env": {k: expand(v, missing) for k, v in env.items()},
               "shown": " ".join([spec["command"], *args]) + (
                   f"  (env: {', '.join(env)})" if env else "")}
-    own = [v for v in dict.fromkeys(missing) if v in AGENT_KEYS]
-    unset = [f"${{{v}}}" for v in dict.fromkeys(missing) if v not in AGENT_KEYS]
+    own = [v for v in dict.fromkeys(missing) if v in AGENT_CREDENTIALS]
+    unset = [f"${{{v}}}" for v in dict.fromkeys(missing)
+             if v not in AGENT_CREDENTIALS]
     if own:
         return server, (f"it asks for {', '.join(own)}, the agent's own credential, "
                         "which is never given to a server")
@@ -380,7 +381,8 @@ async def end_process(process, mark: str) -> None:
 
 # === s05 · mcp: one thread, one event loop ===
 class McpError(Exception):
-    """A server could not be started; the message says why, in one line."""
+    """A server could not be started, or a call failed (an isError result, a dead
+    server, a timeout); the message says why."""
 
 
 SERVER = contextvars.ContextVar("server", default="mcp")  # whose task logs a line
@@ -527,33 +529,37 @@ class McpServers:
 
 # === s05 · mcp: calling a tool ===
     def call(self, name: str, tool: str, arguments: dict, timeout: float,
-             save=None) -> tuple[str, list, bool]:
+             save=None) -> tuple[str, list]:
         """Call a tool of server `name`: (its answer as text, its images as the API's
-        image blocks, is_error). `save(data, name)` keeps what the API cannot take
+        image blocks), or McpError, with the text, if it failed: one form for every
+        failure, to the tool's proxy. `save(data, name)` keeps what the API cannot take
         (audio, other files) and says where. Ctrl-C, or interrupt() from another
         thread, ends the call at once."""
         server = self.servers.get(name, {})
         if "session" not in server:
-            return f"the MCP server {name} is not running", [], True
+            raise McpError(f"the MCP server {name} is not running")
         mark = os.fstat(server["log"].fileno()).st_size  # its stderr, so far
         future = self.submit(server["session"].call_tool(tool, arguments))
         self.calls.add(future)
         try:
             result = future.result(timeout)
         except concurrent.futures.TimeoutError:
-            return (f"the MCP server {name} did not answer within {timeout:g} s; "
-                    "the call was cancelled"), [], True
+            raise McpError(f"the MCP server {name} did not answer within {timeout:g} "
+                           "s; the call was cancelled") from None
         except concurrent.futures.CancelledError:
-            return "the call was interrupted (Ctrl-C) before it finished", [], True
+            raise McpError("the call was interrupted (Ctrl-C) before it "
+                           "finished") from None
         except Exception as e:  # the server died, broke the protocol, was refused
             why = last_words(server["log"], since=mark)
-            return (f"the MCP server {name} failed: {first_line(e)}"
-                    + (f" (its last words: {why})" if why else "")), [], True
+            raise McpError(f"the MCP server {name} failed: {first_line(e)}"
+                           + (f" (its last words: {why})" if why else "")) from None
         finally:
             future.cancel()  # done already, or a timeout, or Ctrl-C: it stops there
             self.calls.discard(future)
         text, images = as_text(result, save)
-        return text, images, bool(result.is_error)
+        if result.is_error:
+            raise McpError(text)
+        return text, images
 
     def interrupt(self) -> None:
         """From any thread: end every call in flight now (each returns an error);

@@ -89,18 +89,19 @@ from urllib.parse import urlparse
 import pathspec
 from markdownify import markdownify
 
-from command_line import explain, key_problem, make_client, parser
+from command_line import (AGENT_CREDENTIALS, explain, key_problem, make_client,
+                          parser, survive)
 from bash_safety import (dangerous_reason, is_read_only_command, program,
                          shell_effects, unwrapped, within_budget)
 from sandbox import (SandboxError, argv_for, end_group, home_problem,
-                     placeholders, protected_paths, sandbox_missing,
-                     sandbox_settings, sandbox_summary, walk_workspace,
+                     placeholders, sandbox_missing, sandbox_summary, walk_workspace,
                      write_unfollowed)
-from rules import (command_rule_matches, denied_inside, parse_rule,
-                   path_rule_matches, protected_entry, read_denied,
-                   read_deny_patterns, read_permissions, read_settings,
-                   settings_problem,
-                   shell_path_rule, shell_rule_applies, url_host)
+from rules import (SETTINGS_FILES, command_rule_matches, denied_inside, load_settings,
+                   parse_rule, path_rule_matches, read_denied, read_deny_patterns,
+                   read_settings, sandbox_config, settings_problem, shell_path_rule,
+                   shell_rule_applies, url_host)
+from protected import (PROTECTED_NAMES, is_inside, protected_set, protected_write,
+                       resolve_path, rule_paths, written_path)
 from trust import THIS_RUN, folder_trusted, is_trusted
 from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                         read_config, server_commands)
@@ -317,68 +318,15 @@ def tools_for_request(agent: Agent) -> list[dict]:
     return stable + [TOOL_BY_NAME[name] for name in agent.loaded]
 
 
-# === s03 · permissions: where a path really leads ===
-def resolve_path(path: str) -> Path:
-    """Where `path` really points (`..`, `~`, links followed); the gate judges it."""
-    full = Path.cwd().resolve() / Path(path).expanduser()
-    try:
-        return full.resolve()
-    except (OSError, RuntimeError):
-        return Path(os.path.normpath(full))
-
-
-def is_inside(full: Path) -> bool:
-    return full.is_relative_to(Path.cwd().resolve())
-
-
 # === s03 · permissions: protected paths ===
-# Places where a write runs code later, holds keys, or changes the agent's own rules,
-# after Claude Code's protected paths. A write to one always asks, whichever tool
-# writes (bypassPermissions too, stricter than Claude Code); the sandbox keeps the
-# ones in the workspace read-only even when the workspace is writable. The table
-# names them; protected_set() (s03 · sandbox) finds them in this workspace, with
-# what git reads and what the agent runs, and the gate asks that same set.
-STARTUP_FILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc",
-                 ".zprofile", ".zshenv")  # they matter in your home, hidden anyway
-PROTECTED = {  # a path at any depth, or ~/path in your home; "x/": what x holds
-    ".git/hooks/": "a git hook (hooks run programs)",
-    ".git/config": "git's config (which can run programs)",
-    ".gitmodules": "git's submodules (which can run programs)",
-    ".claude/settings.json": "the agent's own permission settings",
-    ".claude/settings.local.json": "the agent's own permission settings",
-    ".mcp.json": "the MCP servers the agent starts (programs)",
-    ".vscode/": "editor settings (tasks run programs)", ".idea/": "editor settings",
-    ".envrc": "direnv's script (it runs when you cd in)",
-    ".pre-commit-config.yaml": "pre-commit's hooks (they run on git commit)",
-    **dict.fromkeys(STARTUP_FILES, "a shell start-up file"),
-    "~/.ssh/": "your SSH keys", "~/.gitconfig": "git's config (which can run programs)"}
-# In the workspace the sandbox finds them at any depth, by name, and holds those that
-# are missing, but the start-up files (they run from your home, hidden anyway).
-PROTECTED_NAMES = {Path(e).parts[0] for e in PROTECTED if not e.startswith("~/")}
-HOLD_WHILE_MISSING = [e for e in PROTECTED
-                      if e not in STARTUP_FILES and not e.startswith("~/")]
-
-
-def protected_write(target: str) -> str | None:
-    """Why writing to `target` is dangerous, or None: PROTECTED, system files, disks."""
-    path = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
-    if entry := protected_entry(path, PROTECTED):  # at any depth, or in your home
-        return f"it writes {PROTECTED[entry]}: {entry}"
-    if re.match(r"/etc/(sudoers|passwd|shadow|profile|bash\.bashrc|environment)",
-                str(path)):
-        return f"it writes {path}"
-    if path.parts[:2] == ("/", "dev") and not re.fullmatch(
-            r"/dev/(null|zero|std(out|err)|tty|fd/\d+)", str(path)):
-        return f"it writes to the device {path} (a disk?)"
-    return None
-
-
+# What no write may reach unasked, whichever tool writes, in every mode (git's hooks,
+# the agent's settings and programs, ~/.ssh ...): protected.py names and finds it.
 def protected_target(target: str) -> str | None:
     """Why a write to `target` asks in every mode, whichever tool writes: PROTECTED
     and system files (protected_write), a protected name on its way (.git, .claude
     ..., there or not), or the one protected set the sandbox keeps read-only. Both
     the path as written and where its links lead now are checked."""
-    written = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
+    written = written_path(target)
     paths, workspace = dict.fromkeys([written, resolve_path(target)]), Path.cwd()
     if why := next(filter(None, (protected_write(str(p)) for p in paths)), None):
         return why
@@ -387,7 +335,7 @@ def protected_target(target: str) -> str | None:
             part for p in inside for part in p.relative_to(workspace).parts}:
         return f"it writes in {min(names)}, a name protected at any depth"
     try:
-        held = protected_set() if inside else {}
+        held = protected_set(agent_programs()) if inside else {}
     except SandboxError as e:  # the walk gave up, a protected name is a link ...
         return str(e)
     hit = next((h for h in held for p in inside if h == p or h in p.parents), None)
@@ -401,8 +349,7 @@ def write_target(agent: Agent, file_path: str) -> Path:
     checked here, so a link swapped in since cannot lead the write anywhere
     protected (and atomic_write follows no link that appears after this)."""
     path = safe_path(agent, file_path)
-    written = os.path.normpath(Path.cwd() / os.path.expanduser(file_path))
-    if str(path) != written and (why := protected_target(str(path))):
+    if path != written_path(file_path) and (why := protected_target(str(path))):
         raise ToolError(f"{file_path} leads through a symbolic link to "
                         f"{display(path)}, and {why}: write it by its own path.")
     return path
@@ -1032,15 +979,17 @@ FIELD_TYPES = {str: "string", int: "integer", bool: "boolean"}
 
 
 def register(handler, description: str, fields: dict, required: tuple = (),
-             **meta) -> None:
+             name: str = "", input_schema: dict | None = None, **meta) -> None:
     """Declare a tool: `fields` maps each field to (type, description), the type str,
-    int, bool or a JSON schema; `meta` is its safety metadata (see SAFE_DEFAULTS)."""
-    properties = {name: {**(kind if isinstance(kind, dict)
-                            else {"type": FIELD_TYPES[kind]}),
-                         "description": text} for name, (kind, text) in fields.items()}
-    tool = {"name": handler.__name__, "description": description,
-            "input_schema": {"type": "object", "properties": properties,
-                             "required": list(required)}}
+    int, bool or a JSON schema; `meta` is its safety metadata (see SAFE_DEFAULTS).
+    An MCP server's tool (s05) comes in by the same door, with its own `name` and
+    `input_schema`."""
+    properties = {field: {**(kind if isinstance(kind, dict)
+                             else {"type": FIELD_TYPES[kind]}), "description": text}
+                  for field, (kind, text) in fields.items()}
+    tool = {"name": name or handler.__name__, "description": description,
+            "input_schema": input_schema or {"type": "object", "properties": properties,
+                                             "required": list(required)}}
     TOOLS.append(tool)
     TOOL_HANDLERS[tool["name"]], TOOL_BY_NAME[tool["name"]] = handler, tool
     TOOL_META[tool["name"]] = meta
@@ -1167,18 +1116,6 @@ def ask_meta(call: Call, question: str, failed):
 
 # === s03 · permissions: rules in Claude Code's format ===
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-SETTINGS_FILES = (".claude/settings.json", ".claude/settings.local.json")
-
-
-def load_settings() -> dict:
-    """The `permissions` of the workspace's settings files, merged (rules.py reads
-    them): rules add up, the local file's defaultMode wins, a broken file is named."""
-    return read_permissions(read_settings(SETTINGS_FILES))
-
-
-def sandbox_config() -> dict:
-    """The `sandbox` blocks of the settings files, over sandbox.py's defaults."""
-    return sandbox_settings(list(read_settings(SETTINGS_FILES).values()))
 
 
 def rule_applies(rule: str, call: Call, deny=True) -> str | None:
@@ -1200,20 +1137,12 @@ def rule_applies(rule: str, call: Call, deny=True) -> str | None:
         return shell_rule_applies(content, tool_input["command"])
     if tool in PATH_TOOLS:
         matched = any(path_rule_matches(content, p)
-                      for p in rule_paths(tool_input, deny))
+                      for p in rule_paths(path_of(tool_input), deny))
         return "" if matched else None
     if tool == "web_fetch" and content.startswith("domain:"):
         return "" if url_host(tool_input["url"]) == url_host(
             "http://" + content[7:]) else None
     return None
-
-
-def rule_paths(tool_input: dict, deny: bool) -> list[Path]:
-    """The path as written (normalised) and as resolved; allow rules use only the
-    resolved one, so a symbolic link cannot launder a path into an allow rule."""
-    resolved = resolve_path(path_of(tool_input))
-    written = os.path.normpath(Path.cwd() / os.path.expanduser(path_of(tool_input)))
-    return [resolved, Path(written)] if deny else [resolved]
 
 
 def permission_summary(agent: Agent) -> str:
@@ -1263,7 +1192,7 @@ def confine(command: str, cwd: Path, unsandboxed: bool = False,
         denied, named = walk_workspace(
             workspace, read_deny_patterns(load_settings()), path_rule_matches,
             PROTECTED_NAMES if writes else set(), programs)
-        protected = protected_set(named, programs) if writes else {}
+        protected = protected_set(programs, named) if writes else {}
     except SandboxError as e:
         raise ToolError(str(e))
     writable = [workspace, *(p for p in named if p.name == ".git" and p.is_dir()),
@@ -1287,26 +1216,10 @@ def agent_programs() -> list:
             if p] + hook_programs() + mcp_programs()  # s04, s05: hooks', servers'
 
 
-def protected_set(named: list | None = None, programs: list | None = None) -> dict:
-    """The one protected set, {path: "file" | "folder"}, whichever tool writes: the
-    sandbox keeps it read-only (confine), the gate asks (protected_target). The
-    PROTECTED names (held while missing), what git reads, the agent's programs
-    (sandbox.py's protected_paths). `named`, `programs`: confine()'s, if found."""
-    workspace, programs = Path.cwd().resolve(), programs or agent_programs()
-    if named is None:  # one walk, for the protected names only
-        named = walk_workspace(workspace, [], path_rule_matches, PROTECTED_NAMES,
-                               programs)[1]
-    return protected_paths(workspace, HOLD_WHILE_MISSING, named, programs)
-
-
-# The agent's own credentials: what it pays with never reaches a command, nor what
-# the command runs (`env` would print it), as Claude Code keeps its key out too.
-AGENT_CREDENTIALS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-
-
 def command_env() -> dict:
-    """The environment a command runs with: ours but the agent's credentials, and
-    NON_INTERACTIVE_ENV (no pager, no editor, no prompt waits for a human)."""
+    """The environment a command runs with: ours but AGENT_CREDENTIALS (what the
+    agent pays with never reaches a command: `env` would print it; Claude Code keeps
+    its key out too), and NON_INTERACTIVE_ENV (no pager, no editor, no prompt)."""
     return {**{k: v for k, v in os.environ.items() if k not in AGENT_CREDENTIALS},
             **NON_INTERACTIVE_ENV}
 
@@ -1926,9 +1839,8 @@ def connect_mcp_servers(agent: Agent) -> None:
         if left_out:  # names the API would refuse: one line, and the rest go on
             show_mcp_line(f"{name}: {left_out}", error=True)
     for schema, handler, meta in sorted(added, key=lambda t: t[0]["name"]):
-        TOOLS.append(schema)  # after every built-in: the order is stable
-        TOOL_HANDLERS[schema["name"]], TOOL_BY_NAME[schema["name"]] = handler, schema
-        TOOL_META[schema["name"]] = meta
+        register(handler, schema["description"], {}, name=schema["name"],  # last: the
+                 input_schema=schema["input_schema"], **meta)  # order stays stable
 
 
 def mcp_tool(servers: McpServers, server: str, name: str,
@@ -1938,10 +1850,11 @@ def mcp_tool(servers: McpServers, server: str, name: str,
     claims = bool(tool.annotations and tool.annotations.read_only_hint is True)
 
     def proxy(agent: Agent, **arguments) -> str:
-        text, images, failed = servers.call(server, tool.name, arguments,
-                                            MCP_CALL_TIMEOUT, save=save_media)
-        if failed:  # an isError result, a dead server, a timeout: data, as always
-            raise ToolError(capped_output(text))
+        try:
+            text, images = servers.call(server, tool.name, arguments,
+                                        MCP_CALL_TIMEOUT, save=save_media)
+        except McpError as e:  # an isError result, a dead server, a timeout: data
+            raise ToolError(capped_output(str(e))) from None
         return with_images(capped_output(text), images)
     schema = {"name": name, "description": tool.description or tool.title or name,
               "input_schema": tool.input_schema}
@@ -1996,11 +1909,16 @@ def disconnect_mcp_servers(agent: Agent) -> None:
     """Stop every server (no server, nor what it started, outlives the agent) and
     take its tools out."""
     agent.mcp.close()
-    TOOLS[:] = [tool for tool in TOOLS if not tool["name"].startswith("mcp__")]
-    for registry in (TOOL_HANDLERS, TOOL_BY_NAME, TOOL_META):
-        for name in [n for n in registry if n.startswith("mcp__")]:
-            del registry[name]
+    for name in [tool["name"] for tool in TOOLS if tool["name"].startswith("mcp__")]:
+        unregister(name)
     agent.loaded = [n for n in agent.loaded if not n.startswith("mcp__")]
+
+
+def unregister(name: str) -> None:
+    """Take a tool out of what register() filled (a stopped server's tool)."""
+    TOOLS[:] = [tool for tool in TOOLS if tool["name"] != name]
+    for registry in (TOOL_HANDLERS, TOOL_BY_NAME, TOOL_META):
+        registry.pop(name, None)
 
 
 # === s03 · permissions: read before edit ===
@@ -2615,7 +2533,7 @@ def final_text(response, action: str) -> str:
 
 # === s01 · long sessions: the context window ===
 # The most tokens a request may hold: agent.window (the API's "prompt is too long"
-# names it, and survive() learns it from there).
+# names it, and survive() in command_line.py learns it from there).
 
 
 def window_tokens(usage) -> int | None:
@@ -2640,17 +2558,6 @@ def count_tokens(usage, agent: Agent) -> None:
         agent.warned = True
         print(f"[context window: {used:,} of {agent.window:,} tokens used; when it "
               "is full the oldest exchanges go, or type /clear]", file=sys.stderr)
-
-
-def drop_oldest(messages: list, budget: int) -> int:
-    """Drop the oldest whole exchanges (each starts at a prompt: no tool_use parted
-    from its tool_result) until the rest fits in `budget` characters; how many went."""
-    starts = [i for i, m in enumerate(messages)
-              if m["role"] == "user" and isinstance(m["content"], str)]
-    dropped = next((n for n, i in enumerate(starts)
-                    if len(str(messages[i:])) <= budget), len(starts))
-    del messages[:starts[dropped] if dropped < len(starts) else len(messages)]
-    return dropped
 
 
 # === s05 · prompt caching: the conversation cached, the cache shown ===
@@ -3169,24 +3076,6 @@ def repl(agent: Agent) -> int:
         except Exception as e:  # an API error or a refusal ends the task, not the REPL
             print("error: " + printable(survive(e, messages, mark, agent)),
                   file=sys.stderr)
-
-
-def survive(e: Exception, messages: list, mark: int, agent: Agent) -> str:
-    """After a failed task: drop it, so the conversation stays valid, and if the
-    conversation outgrew the context window, its oldest exchanges too. The line."""
-    size = len(str(messages))
-    del messages[mark:]
-    too_long = re.search(r"prompt is too long: (\d+) tokens > (\d+)", str(e))  # a 400
-    if not too_long:
-        return f"{explain(e)} (That task was dropped.)"
-    sent, most = int(too_long[1]), int(too_long[2])
-    agent.window, agent.warned = most, False
-    # keep what fills about half the window, leaving room for the next exchanges
-    dropped = drop_oldest(messages, int(size * most / sent / 2))
-    then = (f", and the {dropped} oldest exchange(s) with it. Ask again" if dropped
-            else ". Ask for less at a time")
-    return (f"the conversation ({sent:,} tokens) outgrew the model's context window "
-            f"({most:,}): that task was dropped{then}, or type /clear to start over.")
 
 
 def run_offline_demo(args) -> int:

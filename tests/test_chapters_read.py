@@ -39,7 +39,8 @@ MAX_FUNCTION_LINES = 40
 
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
-MODULES = (MODULE, "sandbox.py", "rules.py")  # ... the sandbox, the rule syntax
+MODULES = (MODULE, "sandbox.py", "rules.py",  # ... the sandbox, the rule syntax,
+           "protected.py")  # the protected places, where a path leads
 LATER_MODULES = {"command_line.py": "s01",  # in every chapter: the command line's plumbing;
                  "trust.py": "s04",  # from a later chapter on: a folder's trust,
                  "mcp_client.py": "s05",  # MCP's talking,
@@ -161,6 +162,35 @@ def test_each_tool_is_declared_in_one_place(chapter):
     patches = re.findall(r"^(?:TOOLS|TOOL_HANDLERS|TOOL_META|TOOL_BY_NAME)\s*(?:\[|\+=|\.)",
                          text, flags=re.M)
     assert not patches, f"{chapter} patches a registry outside register(): {patches}"
+    assert not registry_writes(text), (
+        f"{chapter} writes a registry outside register()/unregister() (issue 38: one "
+        f"door in, MCP tools too): {registry_writes(text)}")
+
+
+REGISTRIES = {"TOOLS", "TOOL_HANDLERS", "TOOL_META", "TOOL_BY_NAME"}
+DOORS = {"register", "unregister"}  # the one way in, and its way out (s05: MCP's)
+
+
+def registry_writes(text: str) -> list[str]:
+    """Where code outside the doors writes a registry: an item or slice assigned or
+    deleted, a method that changes it (append, pop, update ...)."""
+    found = []
+    for func in [n for n in ast.walk(ast.parse(text))
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and n.name not in DOORS]:
+        for node in ast.walk(func):
+            targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete))
+                       else [node.target] if isinstance(node, ast.AugAssign) else [])
+            hit = [t for t in targets if isinstance(t, ast.Subscript)
+                   and isinstance(t.value, ast.Name) and t.value.id in REGISTRIES]
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id in REGISTRIES
+                    and node.func.attr in {"append", "extend", "insert", "pop",
+                                           "update", "setdefault", "clear", "remove"}):
+                hit.append(node)
+            found += [f"{func.name}: line {h.lineno}" for h in hit]
+    return found
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

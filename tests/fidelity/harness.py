@@ -39,7 +39,6 @@ import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +60,8 @@ RAN = "FIDELITY-RAN"
 NOBODY = 65534  # Claude Code refuses bypassPermissions as root: it runs as nobody
 
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+import agent_as_user  # noqa: E402  (a Python and a course another user may run)
 from offline.server import ScriptedServer, reply, tool_use  # noqa: E402
 
 # Claude Code's tool -> the course's tool, and the fields that differ.
@@ -125,24 +126,16 @@ def stand_ins() -> str:
 def mcp_json() -> dict:
     """The .mcp.json of the MCP cases: the stockroom, run by the Python running the
     tests. As root, Claude Code runs as nobody, who may not reach that Python (a
-    pyenv under /root): then the system's Python of the same version, given this
-    one's packages (pure Python and wheels for that version) on PYTHONPATH."""
-    command, env = sys.executable, {}
-    reachable = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-                 "test", "-x", sys.executable]
-    if os.geteuid() == 0 and subprocess.run(reachable, check=False).returncode != 0:
-        system = shutil.which("python3", path="/usr/local/bin:/usr/bin:/bin")
-        same = system and subprocess.run(
-            [system, "-c", "import sys; print(sys.version_info[:2])"], text=True,
-            capture_output=True).stdout.strip() == str(sys.version_info[:2])
-        if not same:
+    pyenv under /root, a clone in `mktemp -d`): then a Python and a copy of the
+    course nobody may read (agent_as_user.python_for)."""
+    command, env, stockroom = sys.executable, {}, STOCKROOM
+    if os.geteuid() == 0:
+        found = agent_as_user.python_for(NOBODY)
+        if found is None:
             pytest.skip("no Python with the mcp SDK that Claude Code (as nobody) can run")
-        command, env = system, {"PYTHONPATH": sysconfig.get_paths()["purelib"]}
-        for path in (env["PYTHONPATH"], str(STOCKROOM)):  # a clone in `mktemp -d`
-            if subprocess.run([*reachable[:-3], "test", "-r", path]).returncode != 0:
-                pytest.skip(f"Claude Code runs as nobody, who may not read {path} (a "
-                            "folder only its owner may enter): the MCP cases skip")
-    return {"mcpServers": {"stockroom": {"command": command, "args": [str(STOCKROOM)],
+        command, env, course = found
+        stockroom = course / STOCKROOM.relative_to(ROOT)
+    return {"mcpServers": {"stockroom": {"command": command, "args": [str(stockroom)],
                                          "env": env}}}
 
 
