@@ -44,8 +44,8 @@ PROMPT = ("Give me a quick tour of this project, run its tests, and check the "
           "two functions that compute money. Be quick: do things in parallel.")
 CHECK_TOTAL = ("Take task 1: say in one sentence whether total_value computes what "
                "its docstring promises.")
-CHECK_REPORT = ("Take task 2: read report.py and inventory.py's report() and say in one "
-                "sentence what the low-stock lines say.")
+CHECK_REPORT = ("Take task 2: say in one sentence what the low-stock lines of "
+                "inventory.py's report() say.")
 TASKS = (("Check total_value", "Does it compute what its docstring promises?"),
          ("Check the low-stock report", "What do the low-stock lines say?"))
 REPORT_DONE = threading.Event()  # the background agent was given its last turn
@@ -190,7 +190,6 @@ def scenario() -> dict:
                 CHECK_REPORT: [
                     reply(tool_use("task_update", {"taskId": "2",
                                                    "status": "in_progress"}),
-                          tool_use("read_file", {"file_path": "report.py", "limit": 20}),
                           tool_use("grep_search", {"pattern": "Running low",
                                                    "path": "inventory.py"}),
                           delay=1.0),  # the fork is done first: one transcript

@@ -1361,12 +1361,10 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
 
 
 # === s06 · concurrency: what each running call knows ===
-# What a call knows comes with its agent (depth, name, tools, Ctrl-C: see Agent).
-# Two things differ per thread, not per agent, as two calls of one agent run at
-# once: where its lines go, and which call it runs. A context variable, set where a
-# call or a subagent starts, holds each: (the "[name] " before each line, the lines
-# of a call that runs beside others, held until it ends, or None: printed at once);
-# the tool_use block (an agent call's id: a fork's, a background agent's).
+# What a call knows comes with its agent (see Agent). Two things differ per thread,
+# as two calls of one agent run at once, and a context variable holds each: where its
+# lines go ("[name] " before each, and the lines of a call beside others, held until
+# it ends, or None: printed at once); and the tool_use block it runs (its id).
 LINES = contextvars.ContextVar("LINES", default=("", None))
 CURRENT = contextvars.ContextVar("CURRENT", default=None)
 
@@ -2871,10 +2869,8 @@ register(task_list, *TASK_TOOLS["task_list"][1:], names=("TaskList",),
 
 
 # === s06 · subagents ===
-# Four kinds of child (subagents.py holds what needs no loop): no subagent_type, or
-# "fork": a fork, the caller's whole context for the price of a cache read;
-# "general-purpose": a fresh context, the prompt alone; a name from .claude/agents:
-# that type, its prompt, tools, model and memory. Any of them in the background.
+# Four kinds: a fork (the caller's context), general-purpose (a fresh one), a type
+# from .claude/agents (subagents.py reads it); any of them in the background.
 MAX_AGENT_DEPTH = 2       # main agent's subagents may start subagents; theirs may not
 SUBAGENT_MAX_TURNS = 25   # model calls a subagent gets before it is stopped
 FRESH = "general-purpose"

@@ -43,7 +43,7 @@ def test_by_agent_tells_a_fork_from_its_parent(server, client):
     from s06_concurrency.subagents import fork_request
     parent = {"model": "m", "max_tokens": 5, "messages": ASK_A}
     call = {"type": "tool_use", "id": "toolu_f", "name": "agent", "input": {}}
-    fork = fork_request(parent, call, "prompt F")
+    fork = fork_request({**parent, "reply": [call]}, "toolu_f", "prompt F")
     server.add(*routed({"prompt A": [reply("A1")], "prompt F": [reply("F1")]},
                        key=by_agent))
     said = [client.messages.create(**ask).content[0].text for ask in (fork, parent)]
