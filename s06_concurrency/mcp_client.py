@@ -31,7 +31,7 @@ Reading map:
   s05 · mcp: one thread, one event loop     McpServers.run(), one_line_logs()
   s05 · mcp: servers, alive in their tasks  start_all(), serve(): side by side
   s05 · mcp: calling a tool                 call(), as_text(): text, images, files
-  s05 · mcp: closing                        close(), process_tree(): none left
+  s05 · mcp: closing                        close(), kill_all(): none left
 """
 
 import asyncio
@@ -372,11 +372,11 @@ async def end_process(process, mark: str) -> None:
             with contextlib.suppress(OSError):
                 os.kill(pid, signum)
     # what is left of its tree: children that outlive it, and all that bear its mark
-    for pid in tree | process_tree(process.pid, mark):
-        with contextlib.suppress(OSError):
-            os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+    await kill_all(tree | process_tree(process.pid, mark),
+                   lambda: process_tree(process.pid, mark))
     with contextlib.suppress(Exception):
         await process.stdout.aclose()
+
 
 
 # === s05 · mcp: one thread, one event loop ===
@@ -640,6 +640,33 @@ def parent_pids() -> dict[int, int]:
                              text=True, timeout=5, check=False).stdout
         table = {int(p): int(q) for p, q in (row.split() for row in out.splitlines())}
     return table
+
+async def kill_all(found: set[int], look, rounds: int = 50) -> None:
+    """SIGKILL what was `found`, wait until it has ended, then `look()` again: a
+    process may start another between a look at the process table and the kill
+    that reaches it (a busy machine showed it). Done when a look finds nothing new
+    once all it killed have ended (an ended process starts nothing more)."""
+    import anyio
+    killed = set()
+    while (found := found - killed) and rounds:
+        for pid in found:
+            with contextlib.suppress(OSError):
+                os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+        killed |= found
+        with anyio.move_on_after(STOP_GRACE):
+            while any(map(running, found)):
+                await anyio.sleep(0.01)
+        found, rounds = look(), rounds - 1
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` still runs: not ended, not a zombie (ended, and left for its
+    parent to collect). Without /proc, there is no telling: False."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
 
 
 # `kill PID`, and a terminal that closes (Windows has no SIGHUP)

@@ -38,7 +38,7 @@ def mod(request):
 @pytest.fixture
 def sandboxed(mod):
     """The chapter's sandbox can start here; else skip (fail when CI is set)."""
-    missing = mod.sandbox_missing(mod.sandbox_settings([]))  # default settings
+    missing = mod.sandbox_missing(sys.modules[f"{mod.__package__}.sandbox"].sandbox_settings([]))  # default settings
     if missing:
         message = f"no sandbox: {missing} ({INSTALL})"
         if os.environ.get("CI"):

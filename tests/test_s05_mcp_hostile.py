@@ -51,6 +51,11 @@ if mode == "grandchild":  # one in a new session, one orphaned at once
     tag = os.environ["HOSTILE_TAG"]
     subprocess.Popen(["sleep", f"600.{tag}1"], start_new_session=True)
     subprocess.Popen(["sh", "-c", f"setsid sleep 600.{tag}2 & exit 0"])
+if mode == "spawner":  # starts processes until it is killed: some start meanwhile
+    tag = os.environ["HOSTILE_TAG"]
+    subprocess.Popen(["sh", "-c", f"while :; do setsid sleep 600.{tag} & sleep 0.01; done"],
+                     start_new_session=True, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL)
 TOOLS = [tool("echo"), tool("sleep", annotations={"readOnlyHint": True}), tool("huge"),
          tool("media"), tool("refused"), tool("noise")]
 if mode == "badschema":
@@ -503,3 +508,22 @@ def test_a_servers_setsid_grandchildren_end_with_the_agent(chapter, workspace,
         proc.kill()
     assert "Bye." in out, out + err
     assert_no_process(f"sleep 600.{tag}")
+
+
+def test_what_a_server_starts_while_it_is_ended_ends_too(chapter, workspace, hostile,
+                                                        server, trusted_folder):
+    """A server whose child starts processes without pause: what it started between
+    the agent's look at the process table and its kill (the race a busy machine
+    showed with the grandchildren above) ends too, for the agent looks again until
+    it finds nothing new."""
+    tag = f"{os.getpid() % 100_000:05d}{random.randrange(10**6):06d}"
+    project(workspace, {"evil": server_entry(hostile, "spawner", HOSTILE_TAG=tag)})
+    server.add(reply("Bye."))
+    proc = agent(chapter, workspace, server, "hi")
+    try:
+        out, err = proc.communicate(timeout=60)
+        assert "Bye." in out, out + err
+        assert_no_process(f"sleep 600.{tag}")
+    finally:
+        proc.kill()
+        subprocess.run(["pkill", "-9", "-f", f"600.{tag}"], check=False)
