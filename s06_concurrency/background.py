@@ -24,7 +24,10 @@ Reading map:
   s06 · background: starting in the waiting thread   start_task(), watch()
   s06 · background: an agent in the background       start_agent(), run_agent()
   s06 · background: stopping a group                 stop_task(), stop_all()
-  s06 · background: the notifications' text          tell_ended(): told once
+  s06 · background: the notifications' text          STARTED ... TASK_STOP (the
+                                                     answers, task_stop's
+                                                     declaration), tell_ended():
+                                                     told once
 """
 
 import json
@@ -144,6 +147,15 @@ def stop_all(tasks: dict, kill) -> None:
 
 
 # === s06 · background: the notifications' text ===
+STARTED = ("Command running in background with ID: {id}. Output is being written to: "
+           "{file}. You will be told when it ends.")
+AGENT_STARTED = ("Agent running in background with ID: {id}. You will be told when it "
+                 "ends; task_stop stops it.")
+STOPPED = "Stopped task {id} ({command}) and everything it started."
+TASK_STOP = (  # code.py's task_stop tool: its description, fields, required
+    ("Stop a background command (run_shell with run_in_background) and everything it "
+     "started, for good."),
+    {"task_id": (str, "The task id run_shell returned.")}, ["task_id"])
 NOTICE = ("<task-notification>\n<task-id>{id}</task-id>\n<output-file>{file}"
           "</output-file>\n<status>{status}</status>\n<summary>Background command "
           "{command} {how}</summary>\n</task-notification>\nRead the output file "

@@ -4,49 +4,39 @@
 Until now the loop ran a reply's tool calls one after another. Five reads that each
 wait a second take five seconds; a sub-task that needs its own long conversation
 fills the parent's context. This chapter adds:
-- `is_concurrency_safe(tool_name, tool_input)`: per tool and per input, failing
-  closed; `run_shell` only when the classifier proves the command read-only.
-- `partition_tool_calls`: the calls, in order, cut into batches: a run of safe calls
-  runs in parallel (up to MAX_PARALLEL), an unsafe call alone. Results go back in
-  call order, and every call still takes the whole `execute_tool` path.
-- streaming (`client.messages.stream`): text printed as it arrives, and a safe call
-  starts as soon as its tool_use block is whole, while the model is still writing.
-- Ctrl-C while tools run: what has not finished is cancelled, its processes killed,
-  and every call still gets a tool_result that says so.
-- `agent`: a child agent runs its own loop, with the same pipeline, and returns its
-  final answer: a fork (the caller's whole context, read from the prompt cache), a
-  general-purpose agent (the prompt alone), or a type from .claude/agents (its
-  prompt, tools, model, memory: subagents.py). Several run in parallel, labelled.
-- run_in_background: a task id and an output file at once, a <task-notification>
-  once it ends, `task_stop`; none outlives the agent (mechanics: background.py);
-  an agent in the background too.
-- the task list (task_create, task_update, task_get, task_list): one per session,
-  shared with every subagent, a state machine (mechanics: tasks.py).
+- `partition_tool_calls`: the calls, in order, cut into batches: a run of calls
+  `is_concurrency_safe` (per tool and input, failing closed) in parallel, any other
+  call alone; results in call order, each call through the whole `execute_tool`.
+- streaming: the text printed as it arrives, a safe call started as soon as its
+  tool_use block is whole; after Ctrl-C every call still gets a tool_result.
+- `agent`: a child agent's loop, its final answer the result: a fork (the caller's
+  context, from the prompt cache), general-purpose (the prompt alone), or a type
+  from .claude/agents (subagents.py); run_in_background, for commands too: an id
+  now, a <task-notification> later, `task_stop` (background.py).
+- the task list (task_create ... task_list): one per session, shared with every
+  subagent (tasks.py). The terminal the threads share: shared_terminal.py.
 
 Reading map (search for "s06 ·" to find what is new):
   New here:
     s06 · concurrency: what each running call knows
-    s06 · concurrency: one terminal for many threads
     s06 · concurrency: which calls may run together
     s06 · concurrency: the tool runner
     s06 · concurrency: starting calls while the reply streams
     s06 · background commands: started now, heard of later
     s06 · tasks: a plan the agents share
     s06 · subagents
-    s06 · registration: the agent tool
   Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell (a cd
     runs alone) and skill say whether a call may run beside others; `agent_loop`
     streams the reply to a ToolRunner and tells of background tasks that ended;
     `run_shell` (run_in_background too) and `run_hook` (from `run_hooks`) record
     their processes in the agent, so Ctrl-C kills them from the main thread;
-    `mcp_tool`'s calls are interrupted too; `check_permission` asks under
-    the terminal lock; `decide` lets an agent type write its memory folder;
-    `show_call`, `show_result`, `show_decision`, `show_usage`,
-    `show_hook_line` print through say(); `run_task` prints what was not streamed;
-    `parse_args` names this chapter; `Agent` adds a subagent's depth, name, tools
-    and own shell (a child), Ctrl-C, the processes and tasks, the task list, a
-    child's own system prompt and memory, the last request (a fork repeats it),
-    which `repl` (/clear: a new list), `main` and `run_offline_demo` stop (close).
+    `check_permission` asks under the terminal lock; `decide` lets an agent type
+    write its memory folder; `show_call`, `show_result`, `show_decision`,
+    `show_usage`, `show_hook_line` print through say(); `run_task` prints what was
+    not streamed; `parse_args` names this chapter; `Agent` adds a subagent's depth,
+    name, tools and own shell (a child), Ctrl-C, the processes and tasks, the task
+    list, a child's own system prompt and memory, the last request (a fork repeats
+    it), which `repl` (/clear: a new list), `main` and `run_offline_demo` stop.
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
   Left for later: nothing; this is the last chapter.
@@ -72,9 +62,9 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import textwrap
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -106,10 +96,14 @@ from trust import THIS_RUN, folder_trusted, is_trusted
 from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                         read_config, server_commands)
 from skills import SkillError, parse_skill_md
-from background import start_agent, start_task, stop_all, stop_task, tell_ended
+from background import (AGENT_STARTED, STARTED, STOPPED, TASK_STOP, start_agent,
+                        start_task, stop_all, stop_task, tell_ended)
+from shared_terminal import (TERMINAL_LOCK, labelled, lines_of_a_call, say,
+                             show_batch, write)
 from tasks import TASK_TOOLS, TaskError, TaskList
-from subagents import (ForkError, fork_request, listing, load_agent_types,
-                       model_of, type_setup)
+from subagents import (AGENT_TOOL, FRESH, AgentError, agent_types, chosen_tools,
+                       find_type, fork_setup, in_memory, model_of, system_of,
+                       type_setup, waits_for_reply)
 
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -191,7 +185,7 @@ class Agent:
 def agent_loop(messages: list, agent: Agent) -> str:
     """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
     `messages` is extended in place, the final text returned."""
-    system = system_for(agent)  # s06: a fork's, a type's, or system_prompt()
+    system = system_of(agent.system, system_prompt, parse_skill_md)  # s06
     for _ in range(agent.max_turns):
         offered = offered_tools(agent)  # loaded tools join
         if not agent.depth:  # the main agent hears of what ended since
@@ -544,13 +538,13 @@ def succeeded(status: int | str, command: str) -> bool:
     return status == 0 or status == 1 and bool(EXIT_1_MEANS.get(last_program(command)))
 
 
-
 def ending(status: int | str, command: str) -> str:
     """How the command ended, as the model reads it: `exit code: 1 (no match)`."""
     if isinstance(status, str):  # killed: why
         return status
     answer = EXIT_1_MEANS.get(last_program(command)) if status == 1 else None
     return f"exit code: {status}" + (f" ({answer})" if answer else "")
+
 
 def kill_group(proc: subprocess.Popen) -> None:
     """Kill the process and every process it started (they share its group; a
@@ -1285,7 +1279,8 @@ def decide(call: Call, mode: str, rules: dict) -> Decision:
     # 3. ask rules, then dangerous calls: both ask in every mode.
     if rule := first_rule(rules.get("ask", []), call):
         return Decision("ask", f"ask rule {rule}", Source.RULE)
-    if tool in EDIT_TOOLS and own_memory(call):  # s06: an agent type's own notes
+    if tool in EDIT_TOOLS and in_memory(call.agent.memory, path_of(tool_input),
+                                        resolve_path, protected_write):  # s06
         return Decision("allow", "the agent's own memory folder", Source.MODE)
     if danger:
         return Decision("ask", f"dangerous: {danger}", Source.DANGER)
@@ -1363,32 +1358,8 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
 # === s06 · concurrency: what each running call knows ===
 # What a call knows comes with its agent (see Agent). Two things differ per thread,
 # as two calls of one agent run at once, and a context variable holds each: where its
-# lines go ("[name] " before each, and the lines of a call beside others, held until
-# it ends, or None: printed at once); and the tool_use block it runs (its id).
-LINES = contextvars.ContextVar("LINES", default=("", None))
+# lines go (shared_terminal.py's LINES) and the tool_use block it runs (its id).
 CURRENT = contextvars.ContextVar("CURRENT", default=None)
-
-
-# === s06 · concurrency: one terminal for many threads ===
-# Several threads share one terminal. A lock keeps each message whole, and a question
-# to the user holds it too, so nothing prints over a prompt and two calls never ask
-# at once. Reentrant: the thread that asks may print while it holds it.
-TERMINAL_LOCK = threading.RLock()
-
-
-def say(text: str) -> None:
-    """Print whole lines, labelled with this context's prefix, without interleaving."""
-    prefix, held = LINES.get()
-    lines = "".join(f"{prefix}{line}\n" for line in text.split("\n"))
-    if held is None:
-        return write(lines)
-    held.append(lines)  # a call beside others: shown whole when it ends
-
-
-def write(text: str) -> None:
-    """Print streamed text as it arrives (no newline added)."""
-    with TERMINAL_LOCK:
-        print(text, end="", flush=True)
 
 
 # === s03 · permissions: asking the user ===
@@ -1847,7 +1818,7 @@ def mcp_tool(servers: McpServers, server: str, name: str,
     it, its safety metadata from its annotations)."""
     claims = bool(tool.annotations and tool.annotations.read_only_hint is True)
 
-    def proxy(agent: Agent, **arguments) -> str:
+    def proxy(agent: Agent, /, **arguments) -> str:  # any field name may come
         try:
             text, images = servers.call(server, tool.name, arguments,
                                         MCP_CALL_TIMEOUT, save=save_media)
@@ -2677,25 +2648,19 @@ class ToolRunner:
 
     def run(self, index: int, block, alone: bool = False) -> tuple[str, bool]:
         """run_call, timed; beside others, its lines are held, then shown together."""
-        prefix, _ = LINES.get()
-        at_once = alone or block.name == "agent"  # its subagent's lines come after it
-        began, token = time.monotonic(), LINES.set((prefix, None if at_once else []))
-        current = CURRENT.set(block)
-        outcome = run_call(block, self.agent)
-        write("".join(LINES.get()[1] or []))
-        LINES.reset(token)
+        began, current = time.monotonic(), CURRENT.set(block)
+        # an agent call's lines show at once: its subagent's lines come after them
+        with lines_of_a_call(held=not (alone or block.name == "agent")):
+            outcome = run_call(block, self.agent)
         CURRENT.reset(current)
         self.spans[index] = (began, time.monotonic())
         return outcome
 
-    def record(self, block) -> Call:
-        """A call's record, to ask whether it may run beside others."""
-        return Call(block.name, block.input, block.id, self.agent)
-
     def offer(self, block) -> None:
         """A tool_use block has just streamed in whole: start it now if it, and every
         call before it, is safe. Anything else waits for the end of the reply."""
-        self.open = (self.open and is_concurrency_safe(self.record(block))
+        call = Call(block.name, block.input, block.id, self.agent)
+        self.open = (self.open and is_concurrency_safe(call)
                      and not waits_for_reply(block))  # a fork needs the whole reply
         if self.open:
             self.submit(len(self.futures), block)
@@ -2728,7 +2693,8 @@ class ToolRunner:
                 else:  # an unsafe call runs alone, in this thread
                     inline = span[0]
                     outcomes[inline] = self.run(inline, blocks[inline], alone=True)
-                self.show_batch(number, span, blocks, began, early)
+                show_batch(number, span, [printable(b.name) for b in blocks],
+                           self.spans, began, bool(early))
         except KeyboardInterrupt:
             for i, future in self.futures.items():  # what finished before Ctrl-C counts
                 if outcomes[i] is None and future.done():
@@ -2743,24 +2709,6 @@ class ToolRunner:
                             "content": result_content(output),  # s05: images
                             "is_error": is_error})
         return results, interrupted
-
-    def show_batch(self, n: int, span: range, blocks: list, began: float,
-                   early: str) -> None:
-        """After batch n: each call's time, and the batch's against their sum. The
-        batch's is the wait from `began`, when the runner reached it. The calls that
-        started while the reply streamed (`early`) all head batch 1: its wait is
-        after the reply ended, and the line says so, or the batch would look shorter
-        than its longest call."""
-        spans = [(blocks[i].name, *self.spans[i]) for i in span if i in self.spans]
-        wait = f"{time.monotonic() - began:.2f} s"
-        if n == 1 and early:
-            wait += " after the reply ended (with a head start while it streamed)"
-        took = printable(", ".join(f"{name} {end - start:.2f} s"
-                                   for name, start, end in spans))
-        if len(span) == 1:  # and a reply of one call needs no batch line at all
-            return say(f"  batch {n} · {took}, alone") if len(blocks) > 1 else None
-        say(f"  batch {n} · {len(span)} calls in parallel: {wait}, against "
-            f"{sum(e - s for _, s, e in spans):.2f} s one after another ({took})")
 
 
 # === s06 · concurrency: starting calls while the reply streams ===
@@ -2808,9 +2756,7 @@ def start_in_background(agent: Agent, command: str, unsandboxed: bool = False) -
         agent.tasks, command, RESULTS_DIR, confine(command, cwd, unsandboxed),
         output=create_result_file, env=command_env(),
         wait=lambda proc, out: wait_for(proc, float("inf"), out), cwd=cwd)
-    return (f"Command running in background with ID: {task_id}. Output is being "
-            f"written to: {RESULTS_DIR}/{task_id}.output. You will be told when it "
-            "ends.")
+    return STARTED.format(id=task_id, file=f"{RESULTS_DIR}/{task_id}.output")
 
 
 def task_stop(agent: Agent, task_id: str) -> str:
@@ -2818,44 +2764,31 @@ def task_stop(agent: Agent, task_id: str) -> str:
     if (status := stop_task(agent.tasks, task_id, kill_group)) != "running":
         raise ToolError(f"task {task_id!r} is not running (status: {status}); the "
                         f"tasks: {', '.join(agent.tasks) or 'none'}.")
-    return (f"Stopped task {task_id} ({agent.tasks[task_id]['command']}) and "
-            "everything it started.")
+    return STOPPED.format(id=task_id, command=agent.tasks[task_id]["command"])
 
 
-register(task_stop, "Stop a background command (run_shell with run_in_background) "
-         "and everything it started, for good.",  # no file changes: no question
-         {"task_id": (str, "The task id run_shell returned.")}, ["task_id"],
+register(task_stop, *TASK_STOP,  # no file changes: no question
          names=("TaskStop", "KillShell"), **CHANGES_NOTHING)
 
 
 # === s06 · tasks: a plan the agents share ===
-# The session's task list: a plan that outlives a long context, and the way agents
-# split work. tasks.py keeps it (the states and their moves, what blocks what, the
-# nudge) and declares its four tools; every agent of the session, subagents too,
-# works on the same list (agent.task_list), and whoever starts a task owns it. A
-# change is not run beside others: in [create #1, start #1] the second needs the first.
-def on_the_list(name: str, agent: Agent, fields: dict) -> str:
-    """Run tasks.py's tool `name` for `agent`; what the list refuses is an is_error."""
-    try:
-        return TASK_TOOLS[name][0](agent, **fields)
-    except TaskError as e:
-        raise ToolError(str(e)) from None
+# A plan that outlives a long context, and the way agents split work: one list per
+# session (agent.task_list), every subagent on the same one; tasks.py keeps it. A
+# change runs alone: in [create #1, start #1] the second needs the first.
+def on_the_list(name: str):
+    """tasks.py's tool `name` as one of ours: it works on the calling agent's list,
+    and what the list refuses (a TaskError) is an is_error result."""
+    def tool(agent: Agent, **fields) -> str:
+        try:
+            return TASK_TOOLS[name][0](agent, **fields)
+        except TaskError as e:
+            raise ToolError(str(e)) from None
+    tool.__name__ = name
+    return tool
 
 
-def task_create(agent: Agent, **fields) -> str:
-    return on_the_list("task_create", agent, fields)
-
-
-def task_update(agent: Agent, **fields) -> str:
-    return on_the_list("task_update", agent, fields)
-
-
-def task_get(agent: Agent, **fields) -> str:
-    return on_the_list("task_get", agent, fields)
-
-
-def task_list(agent: Agent, **fields) -> str:
-    return on_the_list("task_list", agent, fields)
+task_create, task_update = on_the_list("task_create"), on_the_list("task_update")
+task_get, task_list = on_the_list("task_get"), on_the_list("task_list")
 
 
 register(task_create, *TASK_TOOLS["task_create"][1:], names=("TaskCreate",),
@@ -2873,7 +2806,6 @@ register(task_list, *TASK_TOOLS["task_list"][1:], names=("TaskList",),
 # from .claude/agents (subagents.py reads it); any of them in the background.
 MAX_AGENT_DEPTH = 2       # main agent's subagents may start subagents; theirs may not
 SUBAGENT_MAX_TURNS = 25   # model calls a subagent gets before it is stopped
-FRESH = "general-purpose"
 
 
 def agent(parent: Agent, description: str, prompt: str,
@@ -2888,105 +2820,49 @@ def agent(parent: Agent, description: str, prompt: str,
         raise ToolError(f"subagents nest at most {MAX_AGENT_DEPTH} deep and this one "
                         f"would be level {parent.depth + 1}: do this sub-task "
                         "yourself.")
-    name = printable(description)
-    child, messages = new_child(parent, name, prompt, subagent_type, tools)
+    try:
+        child, messages = new_child(parent, printable(description), prompt,
+                                    subagent_type, tools)
+    except AgentError as e:  # (subagents.py: what cannot start, and why)
+        raise ToolError(str(e)) from None
     if not run_in_background:
         return run_child(child, messages, description)
     block, procs = CURRENT.get(), set()  # built here: the fork's copy is taken now
     task_id = start_agent(parent.tasks, lambda cancel: run_child(
         dataclasses.replace(child, cancel=cancel, running=procs), messages,
         description), description, block.id if block else "", procs)
-    return (f"Agent running in background with ID: {task_id}. You will be told "
-            "when it ends; task_stop stops it.")
+    return AGENT_STARTED.format(id=task_id)
 
 
 def new_child(parent: Agent, name: str, prompt: str, kind: str | None,
               tools: list | None) -> tuple[Agent, list]:
     """The child an agent call starts, and its first messages."""
-    if kind in (None, "fork"):
-        return fork_of(parent, name, prompt, tools)
-    if kind == FRESH:
-        own = subagent_tools(offered_tools(parent), tools)
-        return (parent.child(name, own, tools is not None),
-                [{"role": "user", "content": prompt}])  # its only message
-    types, _ = agent_types()
-    if kind not in types:
-        raise ToolError(f"Agent type {kind!r} not found. Available: {FRESH}, fork"
-                        + "".join(f", {n}" for n in types) + ".")
-    return typed_child(parent, types[kind], name, prompt)
-
-
-def fork_of(parent: Agent, name: str, prompt: str,
-            tools: list | None) -> tuple[Agent, list]:
-    """A fork: the parent's last request and reply, byte for byte (model, system,
-    tools, messages), then its directive: the cache holds all but the end."""
-    block = CURRENT.get()
-    if parent.last_request is None or block is None:
-        raise ToolError("a fork starts from a conversation, and there is none here.")
-    try:
-        request = fork_request(parent.last_request, block.id, prompt)
-    except ForkError as e:
-        raise ToolError(str(e)) from None
-    same = request["tools"]  # the parent's, or the cache misses; `tools`: its calls
-    allowed = parent.allowed if tools is None else [
-        t["name"] for t in subagent_tools(same, tools)]
-    child = parent.child(name, same, False, system=request["system"],
-                         allowed=allowed)
-    return child, request["messages"]
-
-
-def typed_child(parent: Agent, kind, name: str, prompt: str) -> tuple[Agent, list]:
-    """An agent type (subagents.py reads it): its prompt, its tools (Claude Code's
-    names or ours), its model; with memory, its folder, writable for it alone."""
+    if kind in (None, "fork"):  # the parent's last request and reply, byte for byte
+        block = CURRENT.get()
+        request, allowed = fork_setup(parent.last_request, block and block.id,
+                                      prompt, tools, parent.allowed)
+        return (parent.child(name, request["tools"], False, system=request["system"],
+                             allowed=allowed), request["messages"])
+    offered = offered_tools(parent)
+    if kind == FRESH:  # the prompt is its only message
+        child = parent.child(name, chosen_tools(offered, tools), tools is not None)
+        return child, [{"role": "user", "content": prompt}]
+    kind = find_type(agent_types(parse_skill_md)[0], kind)
     names, system, folder = type_setup(kind, Path.cwd(), Path.home(),
                                        lambda n: tool_meta(n)["tool"])
-    own = subagent_tools(offered_tools(parent), names)
-    child = parent.child(name, own, names is not None, system=system,
-                         memory=folder, model=model_of(kind, parent.model))
+    child = parent.child(name, chosen_tools(offered, names), names is not None,
+                         system=system, memory=folder,  # with memory: its folder
+                         model=model_of(kind, parent.model))
     return child, [{"role": "user", "content": prompt}]
 
 
 def run_child(child: Agent, messages: list, description: str) -> str:
     """Run the child's loop to its final answer."""
-    context = contextvars.copy_context()  # what it sets stays its own
     # its lines carry its name, and show as its calls end, not held in this one's
-    answer = context.run(lambda: LINES.set((child.prefix, None))
-                         and agent_loop(messages, child))
+    answer = labelled(child.prefix, lambda: agent_loop(messages, child))
     if messages[-1]["role"] != "assistant":  # the turn limit, or Ctrl-C
         raise ToolError(f"subagent '{description}' gave no final answer: {answer}")
     return answer.strip() or "(the subagent finished without a final text)"
-
-
-def waits_for_reply(block) -> bool:
-    """A fork's call: it repeats the whole reply, so it starts once the reply ends."""
-    return (block.name == "agent" and isinstance(block.input, dict)
-            and block.input.get("subagent_type") in (None, "fork"))
-
-
-def agent_types() -> tuple[dict, list]:
-    """The agent types of the project's .claude/agents, then the user's ~/.claude/
-    agents (the project's wins a name); and what could not be loaded."""
-    return load_agent_types([Path.cwd() / ".claude/agents",
-                             Path.home() / ".claude/agents"], parse_skill_md)
-
-
-def system_for(agent: Agent) -> str:
-    """A child's own system prompt, or system_prompt() and the agent types."""
-    if agent.system is not None:
-        return agent.system
-    return system_prompt() + listing(*agent_types())
-
-
-def own_memory(call: Call) -> bool:
-    """Whether a file tool writes inside its agent type's memory folder (the path
-    as written and where its links lead; the folder itself no link)."""
-    if (folder := call.agent.memory) is None:
-        return False
-    target, real = path_of(call.input), folder.resolve()
-    written = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
-    return (real == Path(os.path.normpath(folder)) and written.is_relative_to(real)
-            and resolve_path(target).is_relative_to(real)
-            and not protected_write(target))
 
 
 def offered_tools(agent: Agent) -> list:
@@ -2995,35 +2871,7 @@ def offered_tools(agent: Agent) -> list:
     return tools_for_request(agent) if agent.tools is None else agent.tools
 
 
-def subagent_tools(parent_tools: list, names: list | None) -> list:
-    """The schemas a subagent gets: the parent's, or the named subset of them."""
-    if names is None:
-        return parent_tools
-    if not all(isinstance(n, str) for n in names):
-        raise ToolError("`tools` must be a list of tool names.")
-    available = {t["name"]: t for t in parent_tools}
-    if unknown := [n for n in names if n not in available]:
-        raise ToolError(f"a subagent cannot have {', '.join(map(str, unknown))}; "
-                        f"choose from: {', '.join(available)}.")
-    return [available[n] for n in dict.fromkeys(names)]
-
-
-# === s06 · registration: the agent tool ===
-register(agent, "Hand a sub-task to a child agent. No subagent_type (or \"fork\"): "
-         "a fork of you, which sees this whole conversation and does the directive "
-         "in `prompt` (a fork cannot fork). \"general-purpose\": a fresh agent that "
-         "sees only `prompt`. A name from the system prompt's agent types: that "
-         "agent. It uses your tools (or only those named in `tools`) and returns "
-         "its final answer; with run_in_background, its id at once and its answer "
-         "later. Several agent calls in one reply run in parallel.",
-         {"description": (str, "3-5 words, shown to the user."),
-          "prompt": (str, "The task; a fork's directive, or all a fresh agent sees."),
-          "subagent_type": (str, "fork (the default), general-purpose, or a type."),
-          "run_in_background": (bool, ("Answer at once with an id; you are told "
-                                       "when it ends; task_stop stops it.")),
-          "tools": ({"type": "array", "items": {"type": "string"}},
-                    "The tool names it may call (default: all of yours).")},
-         ["description", "prompt"], names=("Agent", "Task"),
+register(agent, *AGENT_TOOL, names=("Agent", "Task"),
          # it only delegates: each call it makes passes the gate itself
          **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
 

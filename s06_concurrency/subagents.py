@@ -18,25 +18,42 @@ and a first reading can skip it:
   answered by placeholders (the fork's own: "you are that fork"; the others: "the
   parent runs it"), and the fork's directive. The parent's
   prompt-cache entry covers all but those two messages. A fork cannot fork again.
+- What a child may call: its parent's tools, or the subset the call (or the type)
+  names. A fork offers the parent's all the same (the cache), and may call only its
+  subset. Whatever cannot start is an AgentError that says why; code.py makes it
+  an is_error result.
 
 Reading map:
-  s06 · subagents: an agent type from its file       AgentType, load_agent_types(),
+  s06 · subagents: an agent type from its file       AgentType, AgentError,
+                                                     load_agent_types(),
+                                                     agent_types(), system_of(),
                                                      listing(), MODEL_ALIASES
-  s06 · subagents: memory in three scopes            memory_folder(), memory_prompt()
-  s06 · subagents: a type's child                    type_setup(), model_of()
+  s06 · subagents: memory in three scopes            memory_folder(), memory_prompt(),
+                                                     in_memory(): a write inside it
+  s06 · subagents: a type's child                    find_type(), type_setup(),
+                                                     model_of()
   s06 · subagents: a fork's first request            fork_request(), is_fork()
+  s06 · subagents: what a child may call             chosen_tools(), fork_setup(),
+                                                     waits_for_reply()
+  s06 · subagents: the agent tool's declaration      AGENT_TOOL
 """
 
 import copy
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 # === s06 · subagents: an agent type from its file ===
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")  # a name is also a folder's name
-RESERVED = ("fork", "general-purpose")  # the kinds code.py starts by itself
+FRESH = "general-purpose"  # a fresh agent: the prompt is all it sees
+RESERVED = ("fork", FRESH)  # the kinds code.py starts by itself
 MEMORY_SCOPES = ("user", "project", "local")
 FIELDS = ("name", "description", "tools", "model", "memory")
+
+
+class AgentError(Exception):
+    """An agent call that cannot start as asked; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +87,22 @@ def load_agent_types(folders: list, parse) -> tuple[dict, list]:
             else:
                 types[agent_type.name] = agent_type
     return types, problems
+
+
+def agent_types(parse) -> tuple[dict, list]:
+    """The agent types of the project's .claude/agents (the workspace is the current
+    folder), then the user's ~/.claude/agents (the project's wins a name); and what
+    could not be loaded. parse: as load_agent_types's."""
+    return load_agent_types([Path.cwd() / ".claude/agents",
+                             Path.home() / ".claude/agents"], parse)
+
+
+def system_of(own: str | None, main, parse) -> str:
+    """An agent's system prompt: a child's own, or the main agent's, main() (code.py's
+    system_prompt) and the agent types it may start (parse: as agent_types's)."""
+    if own is not None:
+        return own
+    return main() + listing(*agent_types(parse))
 
 
 def listing(types: dict, problems: list) -> str:
@@ -166,7 +199,28 @@ def memory_prompt(folder: Path) -> str:
     return text
 
 
+def in_memory(folder: Path | None, target: str, leads, protected) -> bool:
+    """Whether `target` (a path as a file tool's call writes it, from the workspace,
+    the current folder) lies inside the type's memory folder, as written and where
+    its links lead (leads(target): code.py's resolve_path), and is not protected
+    (protected(target)); the folder itself no link."""
+    if folder is None:
+        return False
+    real = folder.resolve()
+    written = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
+    return (real == Path(os.path.normpath(folder)) and written.is_relative_to(real)
+            and leads(target).is_relative_to(real) and not protected(target))
+
+
 # === s06 · subagents: a type's child ===
+def find_type(types: dict, kind: str) -> AgentType:
+    """The agent type named `kind`; AgentError names those there are."""
+    if kind not in types:
+        raise AgentError(f"Agent type {kind!r} not found. Available: {FRESH}, fork"
+                         + "".join(f", {n}" for n in types) + ".")
+    return types[kind]
+
+
 def type_setup(kind: AgentType, workspace: Path, home: Path,
                our_name) -> tuple[list | None, str, Path | None]:
     """What an agent type's child gets: the tools it names, by our names
@@ -203,7 +257,7 @@ OTHER_PLACEHOLDER = ("Not run in this fork: the agent that forked you runs this 
                      "call itself.")
 
 
-class ForkError(Exception):
+class ForkError(AgentError):
     """A fork that cannot start; the message says why."""
 
 
@@ -246,3 +300,56 @@ def block_type(block) -> str:
 
 def block_id(block) -> str:
     return block["id"] if isinstance(block, dict) else block.id
+
+
+# === s06 · subagents: what a child may call ===
+def chosen_tools(offered: list, names: list | None) -> list:
+    """The schemas a child gets: all `offered` (its parent's), or the named subset
+    of them, each once; AgentError for a name that is not offered."""
+    if names is None:
+        return offered
+    if not all(isinstance(n, str) for n in names):
+        raise AgentError("`tools` must be a list of tool names.")
+    available = {t["name"]: t for t in offered}
+    if unknown := [n for n in names if n not in available]:
+        raise AgentError(f"a subagent cannot have {', '.join(map(str, unknown))}; "
+                         f"choose from: {', '.join(available)}.")
+    return [available[n] for n in dict.fromkeys(names)]
+
+
+def fork_setup(last: dict | None, call_id: str | None, prompt: str,
+               names: list | None, allowed: list | None) -> tuple[dict, list | None]:
+    """A fork's first request (fork_request: from `last`, the parent's last request
+    and reply) and the tools it may call: the parent's (`allowed`), or those `names`
+    picks. Its request offers the parent's tools all the same, or the cache misses."""
+    if last is None or call_id is None:
+        raise ForkError("a fork starts from a conversation, and there is none here.")
+    request = fork_request(last, call_id, prompt)
+    if names is not None:
+        allowed = [t["name"] for t in chosen_tools(request["tools"], names)]
+    return request, allowed
+
+
+def waits_for_reply(block) -> bool:
+    """A fork's call: it repeats the whole reply, so it starts once the reply ends."""
+    return (block.name == "agent" and isinstance(block.input, dict)
+            and block.input.get("subagent_type") in (None, "fork"))
+
+
+# === s06 · subagents: the agent tool's declaration ===
+AGENT_TOOL = (  # code.py's register(agent, *AGENT_TOOL, ...): description, fields
+    ("Hand a sub-task to a child agent. No subagent_type (or \"fork\"): a fork of "
+     "you, which sees this whole conversation and does the directive in `prompt` (a "
+     "fork cannot fork). \"general-purpose\": a fresh agent that sees only "
+     "`prompt`. A name from the system prompt's agent types: that agent. It uses "
+     "your tools (or only those named in `tools`) and returns its final answer; "
+     "with run_in_background, its id at once and its answer later. Several agent "
+     "calls in one reply run in parallel."),
+    {"description": (str, "3-5 words, shown to the user."),
+     "prompt": (str, "The task; a fork's directive, or all a fresh agent sees."),
+     "subagent_type": (str, "fork (the default), general-purpose, or a type."),
+     "run_in_background": (bool, ("Answer at once with an id; you are told when it "
+                                  "ends; task_stop stops it.")),
+     "tools": ({"type": "array", "items": {"type": "string"}},
+               "The tool names it may call (default: all of yours).")},
+    ["description", "prompt"])
