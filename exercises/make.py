@@ -140,6 +140,7 @@ def chapter_of(path: Path) -> Path:
 MODULES = ("command_line.py",  # what code.py imports from beside it, each before
            "bash_safety.py", "sandbox.py", "rules.py",  # those that import it (s03 on)
            "protected.py",  # (s03 on: it imports rules.py and sandbox.py)
+           "asking.py",  # (s03 on)
            "trust.py",  # (s04 on)
            "mcp_client.py", "skills.py",  # (s05 on)
            "background.py", "tasks.py", "subagents.py",  # (s06)

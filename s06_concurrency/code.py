@@ -81,6 +81,7 @@ from markdownify import markdownify
 
 from command_line import (AGENT_CREDENTIALS, explain, key_problem, make_client,
                           parser, survive)
+from asking import ask_user, describe_call, stdin_is_interactive
 from bash_safety import (dangerous_reason, is_read_only_command, program,
                          shell_effects, unwrapped, within_budget)
 from sandbox import (SandboxError, argv_for, end_group, home_problem,
@@ -267,6 +268,12 @@ class Call:
     def tool(self) -> str:
         """The tool by our name (`Bash` -> `run_shell`)."""
         return self.meta["tool"]
+
+    @functools.cached_property
+    def path(self) -> Path:
+        """Where its path really leads (`..`, `~`, links followed), worked out once:
+        the gate, an "always" answer and read-before-edit judge this one."""
+        return resolve_path(path_of(self.input))
 
     @functools.cached_property
     def settings(self) -> dict:
@@ -1298,7 +1305,7 @@ def mode_decision(call: Call, mode: str, read_only: bool) -> Decision:
     tool, tool_input = call.tool, call.input
     if mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions mode", Source.MODE)
-    if tool in PATH_TOOLS and not is_inside(resolve_path(path_of(tool_input))):
+    if tool in PATH_TOOLS and not is_inside(call.path):
         return Decision("ask", f"{path_of(tool_input)} is outside the workspace",
                         Source.OUTSIDE)
     if tool == "web_fetch":
@@ -1356,9 +1363,9 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
 
 
 # === s06 · concurrency: what each running call knows ===
-# What a call knows comes with its agent (see Agent). Two things differ per thread,
-# as two calls of one agent run at once, and a context variable holds each: where its
-# lines go (shared_terminal.py's LINES) and the tool_use block it runs (its id).
+# What a call knows comes with its agent (see Agent). What differs per thread, as two
+# calls of one agent run at once, is in context variables: where its lines go
+# (shared_terminal.py's LINES), and here, the tool_use block it runs (its id).
 CURRENT = contextvars.ContextVar("CURRENT", default=None)
 
 
@@ -1368,48 +1375,13 @@ def current_mode(agent: Agent, settings: dict) -> str:
     return mode if mode in PERMISSION_MODES else "default"
 
 
-def stdin_is_interactive() -> bool:
-    try:
-        return sys.stdin is not None and not sys.stdin.closed and sys.stdin.isatty()
-    except (ValueError, OSError):
-        return False
-
-
-def ask_user(tool_name: str, tool_input: dict, reason: str,
-             allow_always: bool) -> tuple[str, str]:
-    """Ask on the terminal: ("yes" | "no" | "always", why). No terminal, no yes."""
-    if not stdin_is_interactive():
-        return "no", "it needs approval and no one can answer (stdin is not a terminal)"
-    print(printable(f"\n? Allow {describe_call(tool_name, tool_input)}\n"
-                    f"  because it asks: {reason}"))
-    choices = "[y]es / [n]o" + (" / [a]lways this session" if allow_always else "")
-    expected = "y (yes), n (no) or a (always)" if allow_always else "y (yes) or n (no)"
-    while True:
-        try:
-            answer = input(f"  {choices}: ").strip().lower()
-        except EOFError:
-            return "no", "stdin was closed before an answer"
-        if answer in ("y", "yes"):
-            return "yes", "the user approved it"
-        if answer in ("n", "no"):
-            return "no", "the user said no"
-        if allow_always and answer in ("a", "always"):
-            return "always", "the user approved it for this session"
-        print(f"  please answer {expected}")  # then ask again
-
-
-def describe_call(tool_name: str, tool_input: dict) -> str:
-    args = ", ".join(f"{k}={v!r}" for k, v in tool_input.items())
-    return f"{tool_name}({args if len(args) <= 300 else args[:297] + '...'})"
-
-
 def approval_key(call: Call) -> tuple:
     """What an "always" answer covers: this command, host or path, for this tool."""
     if call.tool == "run_shell":
         return call.tool, call.input["command"]
     if call.tool == "web_fetch":
         return call.tool, url_host(call.input["url"])
-    return call.tool, str(resolve_path(path_of(call.input)))
+    return call.tool, str(call.path)
 
 
 DENIED = ("Permission denied: ", "Blocked by a PreToolUse hook: ")  # shown already
@@ -1431,7 +1403,8 @@ def check_permission(call: Call, hook: dict | None = None) -> str | None:
     elif decision == "ask":
         with TERMINAL_LOCK:  # one question at a time, and nothing printed over it
             answer, why = ask_user(call.name, call.input, reason,
-                                   source in REMEMBERED)
+                                   source in REMEMBERED,
+                                   lambda t: print(printable(t)))
         if answer == "always":
             permissions.approved.add(key)
         shown = why if stdin_is_interactive() else None  # it showed the reason
@@ -1441,9 +1414,8 @@ def check_permission(call: Call, hook: dict | None = None) -> str | None:
         return (f"{DENIED[0]}{describe_call(call.name, call.input)} "
                 f"was not run. Why: {reason}. Do not retry the same call; "
                 "find another way or ask the user.")
-    path = resolve_path(path_of(call.input))
-    if call.tool in PATH_TOOLS and not is_inside(path):
-        permissions.granted.add(path)  # let it through
+    if call.tool in PATH_TOOLS and not is_inside(call.path):
+        permissions.granted.add(call.path)  # let it through
     return None
 
 
@@ -1906,7 +1878,7 @@ def check_read_before_edit(call: Call) -> str | None:
     if call.tool not in EDIT_TOOLS:
         return None
     tool_input, agent = call.input, call.agent
-    path = resolve_path(tool_input["file_path"])
+    path = call.path
     if not path.is_file():
         return None  # a new file: nothing to have read
     seen = agent.permissions.read.get(path)
@@ -1924,10 +1896,8 @@ def check_read_before_edit(call: Call) -> str | None:
 
 def remember_file(call: Call) -> None:
     """After a successful read or write: this is the file as the agent knows it."""
-    if call.tool in ("read_file", "write_file", "edit_file"):
-        path = resolve_path(call.input["file_path"])
-        if path.is_file():
-            call.agent.permissions.read[path] = fingerprint(path)
+    if call.tool in ("read_file", "write_file", "edit_file") and call.path.is_file():
+        call.agent.permissions.read[call.path] = fingerprint(call.path)
 
 
 # === s04 · hooks: the settings ===
@@ -2335,7 +2305,7 @@ def check_input(call: Call) -> str | None:
         return "run_shell needs 'command', a non-empty string."
     if problem := check_read_before_edit(call):
         return problem  # (a file changed since it was read: its edit is stale)
-    if tool not in EDIT_TOOLS or not is_inside(resolve_path(tool_input["file_path"])):
+    if tool not in EDIT_TOOLS or not is_inside(call.path):
         return None  # outside the workspace, the gate asks first: the tool checks later
     try:
         if tool == "edit_file":  # unchanged, not found, found twice: edit_file's words
@@ -2817,9 +2787,8 @@ def agent(parent: Agent, description: str, prompt: str,
     if parent.client is None:  # no model to run it with
         raise ToolError("agent runs only inside an agent loop.")
     if parent.depth + 1 > MAX_AGENT_DEPTH:
-        raise ToolError(f"subagents nest at most {MAX_AGENT_DEPTH} deep and this one "
-                        f"would be level {parent.depth + 1}: do this sub-task "
-                        "yourself.")
+        raise ToolError(f"subagents nest at most {MAX_AGENT_DEPTH} deep; this would be "
+                        f"level {parent.depth + 1}: do this sub-task yourself.")
     try:
         child, messages = new_child(parent, printable(description), prompt,
                                     subagent_type, tools)

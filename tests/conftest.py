@@ -57,6 +57,21 @@ def beside(chapter: str, module: str):
     return sys.modules[f"{chapter}.{module}"]
 
 
+def at_a_terminal(monkeypatch, mod) -> None:
+    """Someone sits at the terminal: the chapter's stdin_is_interactive says so, in
+    code.py and in asking.py (s03 on), whose ask_user puts the question."""
+    monkeypatch.setattr(mod, "stdin_is_interactive", lambda: True)
+    if (Path(mod.__file__).parent / "asking.py").exists():
+        monkeypatch.setattr(beside(mod.__package__, "asking"), "stdin_is_interactive",
+                            lambda: True)
+
+
+def sandbox_missing_by_default(mod) -> str | None:
+    """What the chapter's sandbox lacks on this machine under the default settings
+    (its own sandbox.py's), or None: the sandbox can run."""
+    return mod.sandbox_missing(beside(mod.__package__, "sandbox").sandbox_settings([]))
+
+
 def chapter_params(first: str):
     """pytest params for a `chapter` fixture: ids are the chapter names. Every case
     in every chapter: for what the chapters do differently."""

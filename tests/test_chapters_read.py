@@ -40,7 +40,8 @@ MAX_FUNCTION_LINES = 40
 
 MODULE = "bash_safety.py"  # the classifier, beside code.py from s03 on
 MODULES = (MODULE, "sandbox.py", "rules.py",  # ... the sandbox, the rule syntax,
-           "protected.py")  # the protected places, where a path leads
+           "protected.py",  # the protected places, where a path leads,
+           "asking.py")  # the question on the terminal
 LATER_MODULES = {"command_line.py": "s01",  # in every chapter: the command line's plumbing;
                  "trust.py": "s04",  # from a later chapter on: a folder's trust,
                  "mcp_client.py": "s05",  # MCP's talking,

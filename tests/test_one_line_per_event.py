@@ -21,7 +21,8 @@ import sys
 
 import pytest
 
-from conftest import (call_tool, chapter_params, load_chapter, result_text, run_agent,
+from conftest import (at_a_terminal, call_tool, chapter_params, load_chapter,
+                      result_text, run_agent,
                       run_main, sent_tool_results, write_settings)
 from offline.server import reply, tool_use
 
@@ -98,7 +99,7 @@ def test_an_answered_question_prints_the_answer_not_the_reason_again(mod, worksp
                                                                      monkeypatch, capsys):
     """Someone at the terminal says no: the question gives the reason, the decision
     line only the answer; the model still gets both."""
-    monkeypatch.setattr(mod, "stdin_is_interactive", lambda: True)
+    at_a_terminal(monkeypatch, mod)
     monkeypatch.setattr("builtins.input", lambda prompt="": "n")
     output, is_error = call_tool(mod, "run_shell", command="touch made.txt")
     shown = capsys.readouterr().out

@@ -11,7 +11,8 @@ question about a command that holds an escape, in s03 and every later chapter.
 
 import pytest
 
-from conftest import chapter_params, load_chapter, run_agent, teaching_and_last
+from conftest import (at_a_terminal, chapter_params, load_chapter, run_agent,
+                      teaching_and_last)
 from offline.server import reply, tool_use
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"  # the clipboard would hold `rm -rf ~`
@@ -56,7 +57,7 @@ class User:
 
     def __init__(self, monkeypatch, mod):
         self.prompts = []
-        monkeypatch.setattr(mod, "stdin_is_interactive", lambda: True)
+        at_a_terminal(monkeypatch, mod)
         monkeypatch.setattr("builtins.input", self.input)
 
     def input(self, prompt=""):

@@ -5,7 +5,7 @@ call changes nothing on disk, starts no process, and the model receives the reas
 an approval really lets the call happen; read-before-edit and the external-change
 refusal; settings files and --permission-mode. Nobody can answer a prompt in a test
 (stdin is not a terminal), so asking means no, unless a test plays the user by
-replacing `input` and the chapter's own `stdin_is_interactive`.
+replacing `input` and the chapter's own `stdin_is_interactive` (at_a_terminal).
 Runs against s03 and every later chapter.
 """
 
@@ -19,7 +19,7 @@ import pytest
 
 from conftest import (call_tool, chapter_params, load_chapter, result_text, run_agent,
                       run_cli, sent_tool_results, teaching_and_last)
-from conftest import the_agent
+from conftest import at_a_terminal, the_agent
 from offline.server import reply, tool_use
 
 
@@ -39,7 +39,7 @@ class User:
 
     def __init__(self, monkeypatch, mod, *answers):
         self.answers, self.prompts = list(answers), []
-        monkeypatch.setattr(mod, "stdin_is_interactive", lambda: True)
+        at_a_terminal(monkeypatch, mod)
         monkeypatch.setattr("builtins.input", self.input)
 
     def input(self, prompt=""):

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import agent_as_user
 import pytest
-from conftest import ROOT, load_chapter, result_text, sent_tool_results
+from conftest import (ROOT, load_chapter, result_text, sandbox_missing_by_default,
+                      sent_tool_results)
 
 from offline.server import reply, tool_use
 
@@ -120,7 +121,7 @@ def who(request):
 def sandbox(request):
     if request.param == "on":
         mod = load_chapter("s03_permissions")
-        if missing := mod.sandbox_missing(sys.modules[f"{mod.__package__}.sandbox"].sandbox_settings([])):
+        if missing := sandbox_missing_by_default(mod):
             if os.environ.get("CI"):
                 pytest.fail(f"no sandbox: {missing}")
             pytest.skip(f"no sandbox: {missing} (sudo apt-get install bubblewrap)")

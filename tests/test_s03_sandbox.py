@@ -23,7 +23,7 @@ import pytest
 
 from conftest import (ROOT, call_tool, chapter_params, load_chapter, result_text,
                       run_agent, run_cli, sent_tool_results, teaching_and_last)
-from conftest import the_agent
+from conftest import sandbox_missing_by_default, the_agent
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
@@ -38,7 +38,7 @@ def mod(request):
 @pytest.fixture
 def sandboxed(mod):
     """The chapter's sandbox can start here; else skip (fail when CI is set)."""
-    missing = mod.sandbox_missing(sys.modules[f"{mod.__package__}.sandbox"].sandbox_settings([]))  # default settings
+    missing = sandbox_missing_by_default(mod)  # default settings
     if missing:
         message = f"no sandbox: {missing} ({INSTALL})"
         if os.environ.get("CI"):

@@ -24,7 +24,7 @@ import pytest
 from conftest import (assert_no_process, call_tool, chapter_params, load_chapter,
                       result_text, run_cli, sent_tool_results, teaching_and_last,
                       wait_until)
-from conftest import gate, the_agent
+from conftest import gate, sandbox_missing_by_default, the_agent
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
@@ -41,7 +41,7 @@ ENDS = [chapter_params("s03")[0], chapter_params("s03")[-1]]
 @pytest.fixture(params=teaching_and_last("s03"))
 def mod(request):
     mod = load_chapter(request.param)
-    if missing := mod.sandbox_missing(sys.modules[f"{mod.__package__}.sandbox"].sandbox_settings([])):
+    if missing := sandbox_missing_by_default(mod):
         if os.environ.get("CI"):
             pytest.fail(f"no sandbox: {missing}")
         pytest.skip(f"no sandbox: {missing} (sudo apt-get install bubblewrap)")
@@ -378,7 +378,7 @@ def test_a_hooks_program_stays_put(chapter, workspace, server, client):
     """A hook runs outside the sandbox: the program its command names in the
     workspace (and the folder it lives in) cannot be changed by a command."""
     mod = load_chapter(chapter)
-    if mod.sandbox_missing(sys.modules[f"{mod.__package__}.sandbox"].sandbox_settings([])):
+    if sandbox_missing_by_default(mod):
         pytest.skip("no sandbox")
     (workspace / "hooks").mkdir()
     (workspace / "hooks" / "check.py").write_text("print('the real hook')\n")

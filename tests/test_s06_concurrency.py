@@ -204,7 +204,7 @@ def test_parallel_calls_ask_one_question_at_a_time(mod, server, client, workspac
     and the answer (no) is what each call's result reports."""
     active, most, lock = [0], [0], threading.Lock()
 
-    def slow_user(tool_name, tool_input, reason, allow_always):
+    def slow_user(tool_name, tool_input, reason, allow_always, say):
         with lock:
             active[0] += 1
             most[0] = max(most[0], active[0])

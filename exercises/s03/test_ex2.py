@@ -94,7 +94,8 @@ def test_no_one_is_asked_even_at_a_terminal(mod, files, monkeypatch):
     Path(".claude/settings.json").write_text(
         json.dumps({"permissions": {"defaultMode": "dontAsk"}}))
     asked = []
-    monkeypatch.setattr(mod, "stdin_is_interactive", lambda: True)
+    for where in (mod, sys.modules[mod.ask_user.__module__]):  # code.py, asking.py
+        monkeypatch.setattr(where, "stdin_is_interactive", lambda: True)
     monkeypatch.setattr("builtins.input", lambda prompt="": asked.append(prompt) or "y")
     output, is_error = call_tool(mod, "run_shell", command="touch made.txt")
     assert not asked, (
