@@ -34,6 +34,7 @@ RUNS = {
     "bash_ladder": [],
     "classifier": [],
     "deferred_tools_size": [],
+    "fork_cache": [],
     "grep_vs_rg": ["--repeats", "3"],
     "mcp_big_result": [],
     "memory_flat": ["--size-mb", "256"],

@@ -145,7 +145,8 @@ MODULES = ("command_line.py",  # what code.py imports from beside it, each befor
            "asking.py",  # (s03 on)
            "trust.py",  # (s04 on)
            "mcp_client.py", "skills.py",  # (s05 on)
-           "background.py")  # (s06)
+           "background.py", "tasks.py", "subagents.py",  # (s06)
+           "shared_terminal.py")
 WRITTEN_IN = {"s03/ex1": ("bash_safety.py",),  # a row of the read-only tables
               "s03/ex3": ("bash_safety.py",)}  # tar_effects, beside git_effects
 CHAPTER_PATH = "sys.path.insert(0, str(Path(__file__).resolve().parent))"

@@ -1,5 +1,5 @@
-"""s06's offline demo: parallel batches, streaming early start, two subagents and a
-command in the background.
+"""s06's offline demo: parallel batches, streaming early start, a command in the
+background, a task list that a fork and a background agent work on.
 
 The setup writes a .claude/settings.json that allows the test run, so the one unsafe
 call of the story runs instead of being denied (the demo has no terminal to ask).
@@ -8,12 +8,18 @@ call of the story runs instead of being denied (the demo has no terminal to ask)
    while the model is still writing; the slow test run (not read-only, so unsafe)
    waits for the end of the reply, alone, and starts in the background: its call
    returns at once with a task id and an output file; the read after it waits for it.
-2. While the tests run, two subagents, one per money function, run side by side;
-   their turns are routed by their prompts, since they reach the server in no fixed
-   order. Their lines on the terminal are labelled with their descriptions.
-3. The tests have ended: the next request carries a <task-notification>, and the
-   model reads the output file.
-4. The answer quotes the tests' summary and what the subagents returned.
+2. While the tests run, the model writes a plan of two checks on the task list, and
+   hands them out in one reply: a fork of itself takes #1 (it has seen the files
+   already: its first request repeats the main agent's, and its usage line shows
+   that prompt read from the cache), a general-purpose agent in the background
+   takes #2. Each claims its task (task_update in_progress: it becomes the owner)
+   and completes it. Their turns are routed (offline.server.by_agent: a fork by its
+   directive), since they reach the server in no fixed order; their lines on the
+   terminal are labelled with their descriptions.
+3. The fork answers the agent call; the background agent's answer comes later, as
+   a <task-notification>, as do the tests'; the model lists the tasks and reads the
+   tests' output file.
+4. The answer quotes the tests' summary, both agents' answers and the task list.
 
 In plan mode (`--permission-mode plan`) the test run is refused: the model does not
 wait for it, reads no output, and says that the tests did not run.
@@ -23,20 +29,26 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from pathlib import Path
 
 from .scenarios import outcomes, results_of, unittest_summary, why_not
-from .server import reply, routed, tool_use
+from .server import by_agent, reply, routed, tool_use
 
 SETTINGS = {"permissions": {"allow": ["Bash(python3 -m unittest:*)"]}}
 TESTS = "sleep 1; python3 -m unittest 2>&1 | tail -n 3"  # slow: run in the background
 OUTPUT = ".tool-results/bash_1.output"  # where its output goes (the call says so)
 
-CHECK_TOTAL = ("Read inventory.py and tell me in one sentence whether total_value "
-               "computes what its docstring promises.")
-CHECK_REPORT = ("Read report.py and inventory.py's report() and tell me in one sentence "
-                "what the low-stock lines say.")
+PROMPT = ("Give me a quick tour of this project, run its tests, and check the "
+          "two functions that compute money. Be quick: do things in parallel.")
+CHECK_TOTAL = ("Take task 1: say in one sentence whether total_value computes what "
+               "its docstring promises.")
+CHECK_REPORT = ("Take task 2: say in one sentence what the low-stock lines of "
+                "inventory.py's report() say.")
+TASKS = (("Check total_value", "Does it compute what its docstring promises?"),
+         ("Check the low-stock report", "What do the low-stock lines say?"))
+REPORT_DONE = threading.Event()  # the background agent was given its last turn
 
 
 def setup(workdir) -> None:
@@ -79,11 +91,14 @@ def what_the_tests_said(request: dict) -> str:
 
 
 def answer(request: dict) -> dict:
-    """The tour, the tests and what the subagents found."""
+    """The tour, the tests, what the agents found and the task list, as it was."""
+    tasks = results_of(request, "task_list")
     return reply(
         "Tour: stockroom keeps stock in stock.json; inventory.py computes values, "
-        f"report.py prints the morning report. {what_the_tests_said(request)}. The subagents "
-        "found: (1) " + " (2) ".join(subagent_answers(request)) + " I changed nothing.")
+        f"report.py prints the morning report. {what_the_tests_said(request)}. The agents "
+        "found: (1) " + " (2) ".join(subagent_answers(request)) + " The task list: "
+        + (tasks[-1].replace("\n", "; ") if tasks else "(not read)")
+        + ". I changed nothing.")
 
 
 def read_the_output(request: dict) -> dict:
@@ -95,20 +110,56 @@ def read_the_output(request: dict) -> dict:
 
 
 def subagent_answers(request: dict) -> list[str]:
-    """The subagents' final answers: the results of the agent calls."""
-    return results_of(request, "agent")
+    """The agents' final answers: a synchronous one's is its call's result, one in
+    the background's the <result> of its notification."""
+    found = [r for r in results_of(request, "agent")
+             if not r.startswith("Agent running in background")]
+    told = [b.get("text", "") for m in request["messages"] if m["role"] == "user"
+            and isinstance(m["content"], list) for b in m["content"]]
+    return found + [m[1] for t in told if (m := re.search(
+        r"<result>(.*)</result>", t, re.DOTALL))] or ["(no agent answered)"]
+
+
+def after_the_report(request: dict) -> dict:
+    """The fork is back: once the background agent has had its last turn, the task
+    list (subtle: the wait, as when_the_tests_end's, keeps the transcript the same
+    on every run: the notification comes with the next request)."""
+    REPORT_DONE.wait(60)
+    time.sleep(0.3)  # its thread records its answer
+    return reply("The fork is back; the report check ran in the background.",
+                 tool_use("task_list", {}))
+
+
+def tasks_and_output(request: dict) -> dict:
+    """After the task list: the tests' output (or the answer, if none)."""
+    return read_the_output(request)
+
+
+def last_turn_of_the_report(turn: dict):
+    def it(request: dict) -> dict:
+        REPORT_DONE.set()
+        return turn
+    return it
 
 
 def scenario() -> dict:
     """The scenario, made afresh for each run: its routed turns are used up as they
     are played (a second demo in the same process needs its own)."""
-    checks = (tool_use("agent", {"description": "check total_value", "prompt": CHECK_TOTAL}),
-              tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT}))
+    REPORT_DONE.clear()
+    plan = [tool_use("task_create", {"subject": subject, "description": description})
+            for subject, description in TASKS]
+    checks = (tool_use("agent", {"description": "check total_value",
+                                 "prompt": CHECK_TOTAL}),  # no subagent_type: a fork
+              tool_use("agent", {"description": "check report", "prompt": CHECK_REPORT,
+                                 "subagent_type": "general-purpose",
+                                 "run_in_background": True}))
+    hand_out = reply("Two checks: a fork of me for #1 (it has seen the files), an agent "
+                     "in the background for #2.", *checks)
     return {
-        "title": "parallel batches, early start, subagents, background tests",
+        "title": "parallel batches, early start, background tests, a fork, a "
+                 "background agent, one task list",
         "setup": setup,
-        "prompts": [("Give me a quick tour of this project, run its tests, and check the "
-                     "two functions that compute money. Be quick: do things in parallel.")],
+        "prompts": [PROMPT],
         "turns": [
             # Streamed slowly: watch the first three calls start before the reply ends.
             reply("I'll look at the layout, the functions and the sizes at once, start "
@@ -120,27 +171,34 @@ def scenario() -> dict:
                   tool_use("read_file", {"file_path": "README.md", "limit": 5}),
                   event_delay=0.04),
             when_the_tests_end(
-                reply("While the tests run: two independent checks, one subagent each.",
-                      *checks),
+                reply("While the tests run: a plan of two checks.", *plan),
                 lambda request: reply(
                     "The tests did not start (" + why_not(outcomes(
                         request, "run_shell", command=TESTS)[-1][1]) + "). Meanwhile, "
-                    "two independent checks, one subagent each.", *checks)),
+                    "a plan of two checks.", *plan)),
             *routed({
+                PROMPT: [hand_out, after_the_report, tasks_and_output, answer],
                 CHECK_TOTAL: [
-                    reply(tool_use("grep_search", {"pattern": "total \\+=", "path": "inventory.py"}),
-                          delay=0.5),
-                    reply("total_value adds item[\"price\"] only, so it ignores the quantity "
-                          "its docstring promises.", delay=0.5)],
+                    reply(tool_use("task_update", {"taskId": "1",
+                                                   "status": "in_progress"}),
+                          tool_use("grep_search", {"pattern": "total \\+=",
+                                                   "path": "inventory.py"})),
+                    reply(tool_use("task_update", {"taskId": "1",
+                                                   "status": "completed"})),
+                    reply("total_value adds item[\"price\"] only, so it ignores the "
+                          "quantity its docstring promises.")],
                 CHECK_REPORT: [
-                    reply(tool_use("read_file", {"file_path": "report.py", "limit": 20}),
-                          tool_use("grep_search", {"pattern": "Running low", "path": "inventory.py"}),
-                          delay=0.5),
-                    reply("The low-stock lines name the item but not how many are left.",
-                          delay=0.5)],
-            }),
-            read_the_output,
-            answer,  # (not asked for when the tests never started)
+                    reply(tool_use("task_update", {"taskId": "2",
+                                                   "status": "in_progress"}),
+                          tool_use("grep_search", {"pattern": "Running low",
+                                                   "path": "inventory.py"}),
+                          delay=1.0),  # the fork is done first: one transcript
+                    reply(tool_use("task_update", {"taskId": "2",
+                                                   "status": "completed"})),
+                    last_turn_of_the_report(reply(
+                        "The low-stock lines name the item but not how many are "
+                        "left."))],
+            }, key=by_agent),
         ],
     }
 

@@ -14,7 +14,8 @@ A turn is a dict made by `reply()` or `error()` (or one of the helpers below), o
 callable that takes the request body and returns one (a turn computed from what the
 agent sent). Requests that arrive in no fixed order, such as parallel subagents, can
 take their turns from `routed()`, which picks the next turn by the request's first
-message. An auto mode reviewer's requests (they force the tool `verdict`) take
+message (or, with key=by_agent, a fork's by its directive: a fork's first message is
+its parent's). An auto mode reviewer's requests (they force the tool `verdict`) take
 theirs from `reviews=[...]`, apart: `verdict("block", "why")`, `review_by(policy)`.
 
 What the real API does, the server does:
@@ -134,6 +135,21 @@ def first_message(request: dict) -> str:
     if isinstance(content, list):
         content = "".join(b.get("text", "") for b in content if isinstance(b, dict))
     return content
+
+
+FORK_DIRECTIVE = re.compile(r"^<fork-directive>.*Your directive: (.*)\Z", re.S)
+
+
+def by_agent(request: dict) -> str:
+    """The prompt a request's agent started from, forks told apart: a fork repeats
+    its parent's messages, then adds its directive (s06's subagents.py writes it as
+    "<fork-directive>... Your directive: <prompt>"); its key is that prompt. Any
+    other request's key is its first message, as first_message()."""
+    directives = [found[1] for message in request["messages"]
+                  if message["role"] == "user" and isinstance(message["content"], list)
+                  for block in message["content"] if isinstance(block, dict)
+                  and (found := FORK_DIRECTIVE.match(block.get("text") or ""))]
+    return directives[-1] if directives else first_message(request)
 
 
 def routed(scripts: dict, key: Callable[[dict], str] = first_message) -> list:
@@ -490,6 +506,10 @@ CACHE_MINIMUM = {"claude-opus-4-5": 4096, "claude-opus-4-6": 4096,
                  "claude-haiku-4-5": 4096, "claude-sonnet-4-6": 2048,
                  "claude-3-5-haiku": 2048, "claude-3-haiku": 2048}
 CACHE_MINIMUM_DEFAULT = 1024
+# Request settings that change how the messages are processed: a change to one of
+# them leaves the tools' and the system's entries valid and the messages' invalid
+# (the prompt caching docs, "What invalidates the cache").
+MESSAGE_SETTINGS = ("tool_choice", "thinking")
 CACHE_TTL = 300.0           # seconds an entry lives after its last use (5 minutes)
 CACHE_LOOKBACK = 20         # blocks before a breakpoint where an earlier entry is found
 
@@ -519,9 +539,9 @@ def _prefix_blocks(body: dict) -> list[tuple[str, dict]]:
 def cache_usage(body: dict, cache: dict, now: float) -> dict:
     """`usage` for a request, reading and writing `cache` ({prefix hash: expiry}).
 
-    Each block boundary has a hash of everything up to it. A `cache_control` mark
-    makes its boundary a breakpoint; one at the top of the request (automatic
-    caching) marks the last block. Reading: the longest boundary with a live entry,
+    Each block boundary has a hash of everything up to it (a message's, of
+    MESSAGE_SETTINGS too). A `cache_control` mark makes its boundary a breakpoint;
+    one at the top of the request (automatic caching) marks the last block. Reading: the longest boundary with a live entry,
     looked for at each breakpoint and up to CACHE_LOOKBACK blocks before it. Writing:
     each breakpoint past what was read whose prefix is at least the model's minimum.
     input_tokens is what is left after the last breakpoint written or read.
@@ -529,10 +549,13 @@ def cache_usage(body: dict, cache: dict, now: float) -> dict:
     model = str(body.get("model", ""))
     digest, size, ends = hashlib.sha256(model.encode()), 0, []  # ends: (tokens, hash)
     extra = TOOL_USE_PROMPT_TOKENS if body.get("tools") else 0
-    marks = []
+    marks, settings = [], json.dumps([body.get(k) for k in MESSAGE_SETTINGS],
+                                     sort_keys=True, default=str)
     for n, (where, block) in enumerate(_prefix_blocks(body)):
         plain = {k: v for k, v in block.items() if k != "cache_control"}
         chunk = json.dumps([where, plain], sort_keys=True, default=str)
+        if where not in ("tools", "system"):  # a message: what shapes messages too
+            digest.update(settings.encode())
         digest.update(chunk.encode())
         size += len(chunk)
         ends.append((extra + tokens(size), digest.hexdigest()))

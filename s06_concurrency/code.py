@@ -4,41 +4,39 @@
 Until now the loop ran a reply's tool calls one after another. Five reads that each
 wait a second take five seconds; a sub-task that needs its own long conversation
 fills the parent's context. This chapter adds:
-- `is_concurrency_safe(tool_name, tool_input)`: per tool and per input, failing
-  closed; `run_shell` only when the classifier proves the command read-only.
-- `partition_tool_calls`: the calls, in order, cut into batches: a run of safe calls
-  runs in parallel (up to MAX_PARALLEL), an unsafe call alone. Results go back in
-  call order, and every call still takes the whole `execute_tool` path.
-- streaming (`client.messages.stream`): text printed as it arrives, and a safe call
-  starts as soon as its tool_use block is whole, while the model is still writing.
-- Ctrl-C while tools run: what has not finished is cancelled, its processes killed,
-  and every call still gets a tool_result that says so.
-- `agent`: a subagent runs its own fresh loop on a prompt, with the same pipeline,
-  and returns its final answer. Several run in parallel, labelled on the terminal.
-- run_in_background: a task id and an output file at once, a <task-notification>
-  once it ends, `task_stop`; none outlives the agent (mechanics: background.py).
+- `partition_tool_calls`: the calls, in order, cut into batches: a run of calls
+  `is_concurrency_safe` (per tool and input, failing closed) in parallel, any other
+  call alone; results in call order, each call through the whole `execute_tool`.
+- streaming: the text printed as it arrives, a safe call started as soon as its
+  tool_use block is whole; after Ctrl-C every call still gets a tool_result.
+- `agent`: a child agent's loop, its final answer the result: a fork (the caller's
+  context, from the prompt cache), general-purpose (the prompt alone), or a type
+  from .claude/agents (subagents.py); run_in_background, for commands too: an id
+  now, a <task-notification> later, `task_stop` (background.py).
+- the task list (task_create ... task_list): one per session, shared with every
+  subagent (tasks.py). The terminal the threads share: shared_terminal.py.
 
 Reading map (search for "s06 ·" to find what is new):
   New here:
     s06 · concurrency: what each running call knows
-    s06 · concurrency: one terminal for many threads
     s06 · concurrency: which calls may run together
     s06 · concurrency: the tool runner
     s06 · concurrency: starting calls while the reply streams
     s06 · background commands: started now, heard of later
+    s06 · tasks: a plan the agents share
     s06 · subagents
-    s06 · registration: the agent tool
-  Changed here: `READS`, `SAFE_DEFAULTS` and the registration of run_shell (a cd
-    runs alone) and skill say whether a call may run beside others; `agent_loop`
-    streams the reply to a ToolRunner and tells of background tasks that ended;
-    `run_shell` (run_in_background too) and `run_hook` (from `run_hooks`) record
-    their processes in the agent, so Ctrl-C kills them from the main thread;
-    `mcp_tool`'s calls are interrupted too; `check_permission` asks under
-    the terminal lock; `show_call`, `show_result`, `show_decision`, `show_usage`,
-    `show_hook_line` print through say(); `run_task` prints what was not streamed;
-    `parse_args` names this chapter; `Agent` adds a subagent's depth, name, tools
-    and own shell (a child), Ctrl-C, the processes and tasks, which `repl`,
-    `main` and `run_offline_demo` stop (close).
+  Changed here: `READS`, `SAFE_DEFAULTS`, run_shell's and skill's registration say
+    whether a call may run beside others; `agent_loop` streams the reply to a
+    ToolRunner, tells of background tasks that ended, and gives auto mode's
+    reviewer the parents' conversations too; `run_shell` and `run_hook` record
+    their processes in the agent (Ctrl-C kills them); `check_permission` asks under
+    the terminal lock; `decide` lets an agent type write its memory folder;
+    `show_call`, `show_result`, `show_decision`, `show_usage` and `show_hook_line`
+    print through say(); `run_task` prints what was not streamed; `parse_args`
+    names this chapter; `Agent` adds a child's depth, name, tools, shell, system
+    prompt and memory, Ctrl-C, the processes and tasks, the task list, the last
+    request (a fork repeats it), which `repl` (/clear: a new list), `main` and
+    `run_offline_demo` stop.
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
   Left for later: nothing; this is the last chapter.
@@ -64,9 +62,9 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import textwrap
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -100,7 +98,14 @@ from trust import THIS_RUN, folder_trusted, is_trusted
 from mcp_client import (McpError, McpServers, exit_on_signal, pool_names,
                         read_config, server_commands)
 from skills import SkillError, parse_skill_md
-from background import start_task, stop_all, stop_task, tell_ended
+from background import (AGENT_STARTED, STARTED, STOPPED, TASK_STOP, start_agent,
+                        start_task, stop_all, stop_task, tell_ended)
+from shared_terminal import (TERMINAL_LOCK, labelled, lines_of_a_call, say,
+                             show_batch, write)
+from tasks import TASK_TOOLS, TaskError, TaskList
+from subagents import (AGENT_TOOL, FRESH, AgentError, agent_types, chosen_tools,
+                       find_type, fork_setup, in_memory, model_of, system_of,
+                       type_setup, waits_for_reply)
 
 
 # === s01 · settings: the model, the limits, the system prompt ===
@@ -154,17 +159,24 @@ class Agent:
     cancel: threading.Event = field(default_factory=threading.Event)
     running: set = field(default_factory=set)  # s06: processes alive now, to kill
     tasks: dict = field(default_factory=dict)  # s06: {task id: task} in background
+    # s06: the session's task list: every subagent gets this same object
+    task_list: TaskList = field(default_factory=lambda: TaskList())
+    name: str = "main"              # s06: a task's owner when this agent starts it
+    system: str | None = None       # s06: a fork's or an agent type's own prompt
+    memory: Path | None = None      # s06: an agent type's memory folder (writable)
+    last_request: dict | None = None  # s06: what it sent last, and the reply: forks
 
-    def child(self, name: str, tools: list, limited: bool) -> "Agent":
+    def child(self, name: str, tools: list, limited: bool, **own) -> "Agent":
         """s06: a subagent. It shares what is the session's (the client, the gate's
-        memory, hooks, servers, processes, tasks, Ctrl-C) and has its own shell,
-        which starts where ours stands, its depth, name and tools (`limited`: it
-        may call only those)."""
-        return dataclasses.replace(
-            self, shell=shell_dir(self), warned=False, stop=None,
-            max_turns=SUBAGENT_MAX_TURNS, depth=self.depth + 1,
-            prefix=f"{self.prefix}[{name}] ", tools=tools,
-            allowed=[t["name"] for t in tools] if limited else self.allowed)
+        memory, hooks, servers, processes, tasks, the task list, Ctrl-C) and has its
+        own shell, which starts where ours stands, its depth, name and tools
+        (`limited`: it may call only those); `own`: what its kind sets (system ...)."""
+        return dataclasses.replace(self, **{
+            "shell": shell_dir(self), "warned": False, "stop": None,
+            "max_turns": SUBAGENT_MAX_TURNS, "depth": self.depth + 1, "name": name,
+            "prefix": f"{self.prefix}[{name}] ", "tools": tools,
+            "allowed": [t["name"] for t in tools] if limited else self.allowed,
+            "system": None, "memory": None, **own})
 
     def close(self) -> None:
         """s06: the agent ends: no background command, no server outlives it."""
@@ -176,9 +188,8 @@ class Agent:
 def agent_loop(messages: list, agent: Agent) -> str:
     """Run the model and its tools until a reply ends the turn (see STOP_REASONS);
     `messages` is extended in place, the final text returned."""
-    system = system_prompt()
-    # s03: the conversation auto mode's reviewer reads; s06: its parents' before it
-    agent.transcript = agent.transcript[:agent.depth] + [messages]
+    system = system_of(agent.system, system_prompt, parse_skill_md)  # s06
+    agent.transcript = agent.transcript[:agent.depth] + [messages]  # s06: parents' too
     for _ in range(agent.max_turns):
         offered = offered_tools(agent)  # loaded tools join
         if not agent.depth:  # the main agent hears of what ended since
@@ -538,13 +549,13 @@ def succeeded(status: int | str, command: str) -> bool:
     return status == 0 or status == 1 and bool(EXIT_1_MEANS.get(last_program(command)))
 
 
-
 def ending(status: int | str, command: str) -> str:
     """How the command ended, as the model reads it: `exit code: 1 (no match)`."""
     if isinstance(status, str):  # killed: why
         return status
     answer = EXIT_1_MEANS.get(last_program(command)) if status == 1 else None
     return f"exit code: {status}" + (f" ({answer})" if answer else "")
+
 
 def kill_group(proc: subprocess.Popen) -> None:
     """Kill the process and every process it started (they share its group; a
@@ -1281,6 +1292,9 @@ def decide(call: Call, mode: str, rules: dict) -> Decision:
     # 3. ask rules, then dangerous calls: both ask in every mode.
     if rule := first_rule(rules.get("ask", []), call):
         return Decision("ask", f"ask rule {rule}", Source.RULE)
+    if tool in EDIT_TOOLS and in_memory(call.agent.memory, path_of(tool_input),
+                                        resolve_path, protected_write):  # s06
+        return Decision("allow", "the agent's own memory folder", Source.MODE)
     if danger:
         return Decision("ask", f"dangerous: {danger}", Source.DANGER)
     # 4. allow rules; a shell command is judged part by part.
@@ -1356,34 +1370,10 @@ def shell_decision(call: Call, mode: str, rules: dict) -> Decision:
 
 
 # === s06 · concurrency: what each running call knows ===
-# What a call knows comes with its agent (depth, name, tools, Ctrl-C: see Agent).
-# One thing differs per thread, not per agent, as two calls of one agent run at
-# once: where its lines go. A context variable, set where a call or a subagent
-# starts, holds it: (the "[name] " before each line, the lines of a call that runs
-# beside others, held until it ends, or None: printed at once).
-LINES = contextvars.ContextVar("LINES", default=("", None))
-
-
-# === s06 · concurrency: one terminal for many threads ===
-# Several threads share one terminal. A lock keeps each message whole, and a question
-# to the user holds it too, so nothing prints over a prompt and two calls never ask
-# at once. Reentrant: the thread that asks may print while it holds it.
-TERMINAL_LOCK = threading.RLock()
-
-
-def say(text: str) -> None:
-    """Print whole lines, labelled with this context's prefix, without interleaving."""
-    prefix, held = LINES.get()
-    lines = "".join(f"{prefix}{line}\n" for line in text.split("\n"))
-    if held is None:
-        return write(lines)
-    held.append(lines)  # a call beside others: shown whole when it ends
-
-
-def write(text: str) -> None:
-    """Print streamed text as it arrives (no newline added)."""
-    with TERMINAL_LOCK:
-        print(text, end="", flush=True)
+# What a call knows comes with its agent (see Agent). What differs per thread, as two
+# calls of one agent run at once, is in context variables: where its lines go
+# (shared_terminal.py's LINES), and here, the tool_use block it runs (its id).
+CURRENT = contextvars.ContextVar("CURRENT", default=None)
 
 
 # === s03 · permissions: asking the user ===
@@ -1422,8 +1412,7 @@ def check_permission(call: Call, hook: dict | None = None) -> str | None:
             reviewer_rules()[0])
     if decision == "ask":
         with TERMINAL_LOCK:  # one question at a time, and nothing printed over it
-            answer, why = ask_user(call.name, call.input, reason,
-                                   source in REMEMBERED,
+            answer, why = ask_user(call.name, call.input, reason, source in REMEMBERED,
                                    lambda t: print(printable(t)))
         if answer == "always":
             permissions.approved.add(key)
@@ -1813,7 +1802,7 @@ def mcp_tool(servers: McpServers, server: str, name: str,
     it, its safety metadata from its annotations)."""
     claims = bool(tool.annotations and tool.annotations.read_only_hint is True)
 
-    def proxy(agent: Agent, **arguments) -> str:
+    def proxy(agent: Agent, /, **arguments) -> str:  # any field name may come
         try:
             text, images = servers.call(server, tool.name, arguments,
                                         MCP_CALL_TIMEOUT, save=save_media)
@@ -2597,8 +2586,8 @@ def run_call(block, agent: Agent) -> tuple[str, bool]:
                             f"{', '.join(allowed)}."), True
     else:
         output, is_error = execute_tool(block, agent)  # the same pipeline as ever
-    if not agent.cancel.is_set():
-        show_result(output, is_error)
+    stopped = agent.cancel.is_set()  # its line still gets one under it
+    show_result(*((INTERRUPTED, True) if stopped else (output, is_error)))
     return output, is_error
 
 
@@ -2641,22 +2630,20 @@ class ToolRunner:
 
     def run(self, index: int, block, alone: bool = False) -> tuple[str, bool]:
         """run_call, timed; beside others, its lines are held, then shown together."""
-        prefix, _ = LINES.get()
-        began, token = time.monotonic(), LINES.set((prefix, None if alone else []))
-        outcome = run_call(block, self.agent)
-        write("".join(LINES.get()[1] or []))
-        LINES.reset(token)
+        began, current = time.monotonic(), CURRENT.set(block)
+        # an agent call's lines show at once: its subagent's lines come after them
+        with lines_of_a_call(held=not (alone or block.name == "agent")):
+            outcome = run_call(block, self.agent)
+        CURRENT.reset(current)
         self.spans[index] = (began, time.monotonic())
         return outcome
-
-    def record(self, block) -> Call:
-        """A call's record, to ask whether it may run beside others."""
-        return Call(block.name, block.input, block.id, self.agent)
 
     def offer(self, block) -> None:
         """A tool_use block has just streamed in whole: start it now if it, and every
         call before it, is safe. Anything else waits for the end of the reply."""
-        self.open = self.open and is_concurrency_safe(self.record(block))
+        call = Call(block.name, block.input, block.id, self.agent)
+        self.open = (self.open and is_concurrency_safe(call)
+                     and not waits_for_reply(block))  # a fork needs the whole reply
         if self.open:
             self.submit(len(self.futures), block)
 
@@ -2688,7 +2675,8 @@ class ToolRunner:
                 else:  # an unsafe call runs alone, in this thread
                     inline = span[0]
                     outcomes[inline] = self.run(inline, blocks[inline], alone=True)
-                self.show_batch(number, span, blocks, began, early)
+                show_batch(number, span, [printable(b.name) for b in blocks],
+                           self.spans, began, bool(early))
         except KeyboardInterrupt:
             for i, future in self.futures.items():  # what finished before Ctrl-C counts
                 if outcomes[i] is None and future.done():
@@ -2704,24 +2692,6 @@ class ToolRunner:
                             "is_error": is_error})
         return results, interrupted
 
-    def show_batch(self, n: int, span: range, blocks: list, began: float,
-                   early: str) -> None:
-        """After batch n: each call's time, and the batch's against their sum. The
-        batch's is the wait from `began`, when the runner reached it. The calls that
-        started while the reply streamed (`early`) all head batch 1: its wait is
-        after the reply ended, and the line says so, or the batch would look shorter
-        than its longest call."""
-        spans = [(blocks[i].name, *self.spans[i]) for i in span if i in self.spans]
-        wait = f"{time.monotonic() - began:.2f} s"
-        if n == 1 and early:
-            wait += " after the reply ended (with a head start while it streamed)"
-        took = printable(", ".join(f"{name} {end - start:.2f} s"
-                                   for name, start, end in spans))
-        if len(span) == 1:  # and a reply of one call needs no batch line at all
-            return say(f"  batch {n} · {took}, alone") if len(blocks) > 1 else None
-        say(f"  batch {n} · {len(span)} calls in parallel: {wait}, against "
-            f"{sum(e - s for _, s, e in spans):.2f} s one after another ({took})")
-
 
 # === s06 · concurrency: starting calls while the reply streams ===
 def stream_reply(agent: Agent, system: str, messages: list, tools: list,
@@ -2730,10 +2700,9 @@ def stream_reply(agent: Agent, system: str, messages: list, tools: list,
     block to the runner the moment it is known whole. Returns the whole message."""
     last_call = None  # the tool_use that streamed in last: whole, or cut off?
     shown = not agent.depth  # the main agent's words are shown, a subagent's not
-    with agent.client.messages.stream(model=agent.model, system=system,
-                                      messages=messages, tools=tools,
-                                      max_tokens=MAX_TOKENS,
-                                      extra_body=AUTO_CACHE) as stream:
+    request = {"model": agent.model, "system": system, "messages": messages,
+               "tools": tools, "max_tokens": MAX_TOKENS, "extra_body": AUTO_CACHE}
+    with agent.client.messages.stream(**request) as stream:
         for event in stream:
             if runner.cancel.is_set():  # a subagent whose parent was interrupted
                 raise Interrupted("the user pressed Ctrl-C")
@@ -2752,7 +2721,11 @@ def stream_reply(agent: Agent, system: str, messages: list, tools: list,
                     last_call = block
                 elif block.type == "text" and block.text.strip() and shown:
                     write("\n")  # end the line the main agent's text was on
-        return stream.get_final_message()  # (a subagent's words are not shown)
+        reply = stream.get_final_message()  # (a subagent's words are not shown)
+    # s06: what a fork repeats: this request, as sent, and the reply it got
+    agent.last_request = {**request, "messages": list(messages),
+                          "reply": reply.content}
+    return reply
 
 
 # === s06 · background commands: started now, heard of later ===
@@ -2765,9 +2738,7 @@ def start_in_background(agent: Agent, command: str, unsandboxed: bool = False) -
         agent.tasks, command, RESULTS_DIR, confine(command, cwd, unsandboxed),
         output=create_result_file, env=command_env(),
         wait=lambda proc, out: wait_for(proc, float("inf"), out), cwd=cwd)
-    return (f"Command running in background with ID: {task_id}. Output is being "
-            f"written to: {RESULTS_DIR}/{task_id}.output. You will be told when it "
-            "ends.")
+    return STARTED.format(id=task_id, file=f"{RESULTS_DIR}/{task_id}.output")
 
 
 def task_stop(agent: Agent, task_id: str) -> str:
@@ -2775,37 +2746,101 @@ def task_stop(agent: Agent, task_id: str) -> str:
     if (status := stop_task(agent.tasks, task_id, kill_group)) != "running":
         raise ToolError(f"task {task_id!r} is not running (status: {status}); the "
                         f"tasks: {', '.join(agent.tasks) or 'none'}.")
-    return (f"Stopped task {task_id} ({agent.tasks[task_id]['command']}) and "
-            "everything it started.")
+    return STOPPED.format(id=task_id, command=agent.tasks[task_id]["command"])
 
 
-register(task_stop, "Stop a background command (run_shell with run_in_background) "
-         "and everything it started, for good.",  # no file changes: no question
-         {"task_id": (str, "The task id run_shell returned.")}, ["task_id"],
+register(task_stop, *TASK_STOP,  # no file changes: no question
          names=("TaskStop", "KillShell"), **CHANGES_NOTHING)
 
 
+# === s06 · tasks: a plan the agents share ===
+# A plan that outlives a long context, and the way agents split work: one list per
+# session (agent.task_list), every subagent on the same one; tasks.py keeps it. A
+# change runs alone: in [create #1, start #1] the second needs the first.
+def on_the_list(name: str):
+    """tasks.py's tool `name` as one of ours: it works on the calling agent's list,
+    and what the list refuses (a TaskError) is an is_error result."""
+    def tool(agent: Agent, **fields) -> str:
+        try:
+            return TASK_TOOLS[name][0](agent, **fields)
+        except TaskError as e:
+            raise ToolError(str(e)) from None
+    tool.__name__ = name
+    return tool
+
+
+task_create, task_update = on_the_list("task_create"), on_the_list("task_update")
+task_get, task_list = on_the_list("task_get"), on_the_list("task_list")
+
+
+register(task_create, *TASK_TOOLS["task_create"][1:], names=("TaskCreate",),
+         **CHANGES_NOTHING)
+register(task_update, *TASK_TOOLS["task_update"][1:], names=("TaskUpdate",),
+         **CHANGES_NOTHING)
+register(task_get, *TASK_TOOLS["task_get"][1:], names=("TaskGet",),
+         **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
+register(task_list, *TASK_TOOLS["task_list"][1:], names=("TaskList",),
+         **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
+
+
 # === s06 · subagents ===
+# Four kinds: a fork (the caller's context), general-purpose (a fresh one), a type
+# from .claude/agents (subagents.py reads it); any of them in the background.
 MAX_AGENT_DEPTH = 2       # main agent's subagents may start subagents; theirs may not
 SUBAGENT_MAX_TURNS = 25   # model calls a subagent gets before it is stopped
 
 
 def agent(parent: Agent, description: str, prompt: str,
+          subagent_type: str | None = None, run_in_background: bool = False,
           tools: list | None = None) -> str:
-    """Run a fresh agent loop on `prompt`; its final answer is this call's result."""
+    """Start a child agent on `prompt`, of the kind subagent_type names; its final
+    answer is this call's result, or in the background: its id now, its answer
+    later (a <task-notification>)."""
     if parent.client is None:  # no model to run it with
         raise ToolError("agent runs only inside an agent loop.")
     if parent.depth + 1 > MAX_AGENT_DEPTH:
-        raise ToolError(f"subagents nest at most {MAX_AGENT_DEPTH} deep and this one "
-                        f"would be level {parent.depth + 1}: do this sub-task "
-                        "yourself.")
-    own = subagent_tools(offered_tools(parent), tools)
-    child = parent.child(printable(description), own, tools is not None)
-    messages = [{"role": "user", "content": prompt}]  # its only message
-    context = contextvars.copy_context()  # what it sets stays its own
+        raise ToolError(f"subagents nest at most {MAX_AGENT_DEPTH} deep; this would be "
+                        f"level {parent.depth + 1}: do this sub-task yourself.")
+    try:
+        child, messages = new_child(parent, printable(description), prompt,
+                                    subagent_type, tools)
+    except AgentError as e:  # (subagents.py: what cannot start, and why)
+        raise ToolError(str(e)) from None
+    if not run_in_background:
+        return run_child(child, messages, description)
+    block, procs = CURRENT.get(), set()  # built here: the fork's copy is taken now
+    task_id = start_agent(parent.tasks, lambda cancel: run_child(
+        dataclasses.replace(child, cancel=cancel, running=procs), messages,
+        description), description, block.id if block else "", procs)
+    return AGENT_STARTED.format(id=task_id)
+
+
+def new_child(parent: Agent, name: str, prompt: str, kind: str | None,
+              tools: list | None) -> tuple[Agent, list]:
+    """The child an agent call starts, and its first messages."""
+    if kind in (None, "fork"):  # the parent's last request and reply, byte for byte
+        block = CURRENT.get()
+        request, allowed = fork_setup(parent.last_request, block and block.id,
+                                      prompt, tools, parent.allowed)
+        return (parent.child(name, request["tools"], False, system=request["system"],
+                             allowed=allowed), request["messages"])
+    offered = offered_tools(parent)
+    if kind == FRESH:  # the prompt is its only message
+        child = parent.child(name, chosen_tools(offered, tools), tools is not None)
+        return child, [{"role": "user", "content": prompt}]
+    kind = find_type(agent_types(parse_skill_md)[0], kind)
+    names, system, folder = type_setup(kind, Path.cwd(), Path.home(),
+                                       lambda n: tool_meta(n)["tool"])
+    child = parent.child(name, chosen_tools(offered, names), names is not None,
+                         system=system, memory=folder,  # with memory: its folder
+                         model=model_of(kind, parent.model))
+    return child, [{"role": "user", "content": prompt}]
+
+
+def run_child(child: Agent, messages: list, description: str) -> str:
+    """Run the child's loop to its final answer."""
     # its lines carry its name, and show as its calls end, not held in this one's
-    answer = context.run(lambda: LINES.set((child.prefix, None))
-                         and agent_loop(messages, child))
+    answer = labelled(child.prefix, lambda: agent_loop(messages, child))
     if messages[-1]["role"] != "assistant":  # the turn limit, or Ctrl-C
         raise ToolError(f"subagent '{description}' gave no final answer: {answer}")
     return answer.strip() or "(the subagent finished without a final text)"
@@ -2817,29 +2852,7 @@ def offered_tools(agent: Agent) -> list:
     return tools_for_request(agent) if agent.tools is None else agent.tools
 
 
-def subagent_tools(parent_tools: list, names: list | None) -> list:
-    """The schemas a subagent gets: the parent's, or the named subset of them."""
-    if names is None:
-        return parent_tools
-    if not all(isinstance(n, str) for n in names):
-        raise ToolError("`tools` must be a list of tool names.")
-    available = {t["name"]: t for t in parent_tools}
-    if unknown := [n for n in names if n not in available]:
-        raise ToolError(f"a subagent cannot have {', '.join(map(str, unknown))}; "
-                        f"choose from: {', '.join(available)}.")
-    return [available[n] for n in dict.fromkeys(names)]
-
-
-# === s06 · registration: the agent tool ===
-register(agent, "Hand a self-contained sub-task to a subagent. It starts fresh with "
-         "only `prompt` (it cannot see this conversation), uses your tools (or only "
-         "those named in `tools`), and returns its final answer. Several agent calls "
-         "in one reply run in parallel.",
-         {"description": (str, "3-5 words, shown to the user."),
-          "prompt": (str, "The whole task: the subagent sees nothing else."),
-          "tools": ({"type": "array", "items": {"type": "string"}},
-                    "The tool names it may call (default: all of yours).")},
-         ["description", "prompt"], names=("Agent", "Task"),
+register(agent, *AGENT_TOOL, names=("Agent", "Task"),
          # it only delegates: each call it makes passes the gate itself
          **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
 
@@ -2869,6 +2882,7 @@ def repl(agent: Agent) -> int:
             return 0
         if prompt.strip() == "/clear":  # start over: a new, empty conversation
             messages.clear()
+            agent.task_list = TaskList()  # s06: a new session, a new list (as Claude)
             agent.warned = False
             agent.shell = None  # and the shell goes home
             print("(conversation cleared)")

@@ -47,7 +47,10 @@ LATER_MODULES = {"command_line.py": "s01",  # in every chapter: the command line
                  "trust.py": "s04",  # from a later chapter on: a folder's trust,
                  "mcp_client.py": "s05",  # MCP's talking,
                  "skills.py": "s05",  # a SKILL.md's front matter,
-                 "background.py": "s06"}  # commands kept running in the background
+                 "background.py": "s06",  # commands kept running in the background,
+                 "tasks.py": "s06",  # the session's task list,
+                 "subagents.py": "s06",  # agent types, memory, a fork's first request,
+                 "shared_terminal.py": "s06"}  # one terminal for many threads
 MODULE_CHAPTERS = [c for c in CHAPTERS if (ROOT / c / MODULE).exists()]
 FIRST = {m: "s03" for m in MODULES} | LATER_MODULES  # module -> the chapter it starts in
 

@@ -133,7 +133,8 @@ def test_a_subagent_started_early_is_told_to_stop_when_the_reply_fails(
     mod = load_chapter(chapter)
     client = anthropic.Anthropic(api_key="test-key", base_url=server.url, max_retries=0)
     (workspace / "a.txt").write_text("alpha\n")
-    server.add(error_event(tool_use("agent", {"description": "look", "prompt": "read"}),
+    server.add(error_event(tool_use("agent", {"description": "look", "prompt": "read",
+                                               "subagent_type": "general-purpose"}),
                            "More to say.", event_delay=0.05),
                reply(tool_use("read_file", {"file_path": "a.txt"}), delay=0.5),
                reply("Sub done."))

@@ -248,7 +248,8 @@ def test_a_subagent_has_a_shell_of_its_own(server, client, workspace):
         (workspace / name).mkdir()
 
     def agent_call(name):
-        return tool_use("agent", {"description": f"in {name}", "prompt": f"Work in {name}."})
+        return tool_use("agent", {"description": f"in {name}", "prompt": f"Work in {name}.",
+                                  "subagent_type": "general-purpose"})
 
     def steps(name):
         return [reply(tool_use("run_shell", {"command": f"cd {name}"})),

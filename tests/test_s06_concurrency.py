@@ -333,11 +333,22 @@ def test_s06_demo_shows_early_start_batches_and_subagents(chapter, workspace, tm
         assert "a head start" in line or batch >= max(each) - 0.01, line  # longest call
     assert "Command running in background with ID: bash_1." in out
     told = out.index("[background bash_1 completed (exit code 0): the model is told]")
-    assert started < out.index("> agent(") < told  # other work while the tests ran
+    assert started < out.index("> task_create(") < told  # other work while they ran
     assert told < out.index("> read_file(file_path='.tool-results/bash_1.output')")
     assert "FAILED (failures=2)" in out[told:]  # read from the output file, afterwards
-    assert "[check total_value] > grep_search(" in out and "[check report] > read_file(" in out
+    assert "[check total_value] > grep_search(" in out and "[check report] > grep_search(" in out
     assert "ignores the quantity" in out and "I changed nothing." in out
+    # issue 41: a fork reads its parent's whole prompt from the cache; a background
+    # agent answers at once and later; both claimed and completed a task of one list
+    parent = re.search(r"Two checks: .*\n  \[input tokens: ([\d,]+) read from the cache, "
+                       r"([\d,]+) written", out)
+    fork = re.search(r"\[check total_value\]   \[input tokens: ([\d,]+) read", out)
+    whole = sum(int(n.replace(",", "")) for n in parent.groups())
+    assert int(fork[1].replace(",", "")) == whole
+    assert "Agent running in background with ID: agent_1." in out
+    assert "[background agent_1 finished: the model is told]" in out
+    assert ("#1 [completed] Check total_value (check total_value)\n"
+            "  #2 [completed] Check the low-stock report (check report)") in out
     assert_no_process("sleep 1; python3 -m unittest")
 
 

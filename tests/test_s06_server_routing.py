@@ -34,3 +34,18 @@ def test_finished_records_when_each_answer_was_sent(server, client):
     with client.messages.stream(model="m", max_tokens=5, messages=ASK_A) as stream:
         stream.get_final_message()
     assert len(server.finished) == 2 and server.finished[0] <= server.finished[1]
+
+
+def test_by_agent_tells_a_fork_from_its_parent(server, client):
+    """A fork's request starts with its parent's messages: routed by its first
+    message it would take the parent's turns; by_agent keys it by its directive."""
+    from offline.server import by_agent
+    from s06_concurrency.subagents import fork_request
+    parent = {"model": "m", "max_tokens": 5, "messages": ASK_A}
+    call = {"type": "tool_use", "id": "toolu_f", "name": "agent", "input": {}}
+    fork = fork_request({**parent, "reply": [call]}, "toolu_f", "prompt F")
+    server.add(*routed({"prompt A": [reply("A1")], "prompt F": [reply("F1")]},
+                       key=by_agent))
+    said = [client.messages.create(**ask).content[0].text for ask in (fork, parent)]
+    assert said == ["F1", "A1"]
+    assert by_agent(fork) == "prompt F" and by_agent(parent) == "prompt A"

@@ -20,7 +20,9 @@ def mod(request):
 
 
 def agent_call(description, prompt, id=None, **extra):
-    return tool_use("agent", {"description": description, "prompt": prompt, **extra}, id=id)
+    """A fresh (general-purpose) agent's call, unless `extra` names another kind."""
+    return tool_use("agent", {"description": description, "prompt": prompt,
+                              "subagent_type": "general-purpose", **extra}, id=id)
 
 
 def test_subagents_run_in_parallel_each_with_its_own_messages(mod, server, client, workspace, capsys):

@@ -437,3 +437,56 @@ MCP = [
              ask=["mcp__stockroom__find_supplier"]),
     mcp_case("mcp: bypassPermissions", ORDER, mode="bypassPermissions"),
 ]
+
+
+# --- the task list (s06, issue 41) -----------------------------------------------------
+# Claude Code has the task tools in -p mode only with CLAUDE_CODE_ENABLE_TODO_TOOLS=1
+# (tasks_facts.md). Each case's calls go one a message (apart): an update needs the
+# id its create answered. Recorded now (recorded/task-list.json); played to s06 once
+# its task tools land (TASKS_PLAN.md, section 10): then "task list" joins MECHANISMS.
+TASK_ENV = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}
+TASK_TOOLS = "Bash,Read,Write,Edit,Glob,Grep,TaskCreate,TaskUpdate,TaskGet,TaskList"
+
+
+def create(subject: str) -> tuple:
+    return ("TaskCreate", {"subject": subject, "description": f"do {subject}"})
+
+
+def update(task_id: str, **fields) -> tuple:
+    return ("TaskUpdate", {"taskId": task_id, **fields})
+
+
+def task_case(name: str, *calls) -> Case:
+    return Case(f"tasks: {name}", list(calls), apart=True, env=TASK_ENV,
+                tools=TASK_TOOLS)
+
+
+def task_said(text: str) -> str:
+    """What a task tool's answer says, ids kept and wording aside: created #N,
+    updated, not found, or the first line's words about state."""
+    if m := re.search(r"Task #(\d+) created", text):
+        return f"created #{m[1]}"
+    if re.search(r"no task #|not found", text, re.I):
+        return "not found"
+    return "updated" if re.match(r"Updated task #", text) else text.split("\n")[0][:40]
+
+
+TASK_LIST = [
+    task_case("the usual way", create("A"), update("1", status="in_progress"),
+              update("1", status="completed"), ("TaskGet", {"taskId": "1"}),
+              ("TaskList", {})),
+    task_case("moves the machine has not", create("A"),
+              update("1", status="completed"), update("1", status="pending"),
+              update("1", status="bogus")),
+    task_case("unknown ids", create("A"), update("9", status="completed"),
+              ("TaskGet", {"taskId": "9"}), update("1", addBlocks=["9"])),
+    task_case("a cycle and a self-block", create("A"), create("B"),
+              update("2", addBlockedBy=["1"]), update("1", addBlockedBy=["2"]),
+              update("1", addBlockedBy=["1"])),
+    task_case("a blocked start", create("A"), create("B"),
+              update("2", addBlockedBy=["1"]), update("2", status="in_progress")),
+    task_case("deleted, its id not reused", create("A"), update("1", status="deleted"),
+              ("TaskGet", {"taskId": "1"}), create("B")),
+    task_case("an empty subject", create("")),
+]
+TASK_PROBES = {"said": task_said}

@@ -68,6 +68,7 @@ from offline.server import ScriptedServer, reply, tool_use  # noqa: E402
 COURSE_TOOL = {"Bash": "run_shell", "Read": "read_file", "Write": "write_file",
                "Edit": "edit_file", "Glob": "list_files", "Grep": "grep_search"}
 COURSE_FIELD = {"glob": "include"}
+TOOLS = "Bash,Read,Write,Edit,Glob,Grep"  # Claude Code's --tools, unless a case says
 # The MCP cases' server: the course's stockroom, from the workspace's .mcp.json on
 # both sides, started by a Python that has the mcp SDK (see server_python).
 STOCKROOM = ROOT / "offline" / "mcp_server.py"
@@ -88,6 +89,8 @@ class Case:
     # asks the API, auto_mode_facts.md), e.g. {"type": "evaluated", "outcome":
     # "flagged", "explanation": "..."}; None: the answer carries no verdict for it
     checks: list = field(default_factory=list)
+    env: dict = field(default_factory=dict)  # more of Claude Code's environment
+    tools: str = TOOLS               # Claude Code's --tools
 
     def key(self) -> str:
         """The hash of what Claude Code's answer depends on: the pinned version and
@@ -98,8 +101,16 @@ class Case:
                            PINNED, stand_ins()]
                           + [self.mcp, STOCKROOM.read_text()] * self.mcp
                           + ["apart"] * self.apart
-                          + [["checks", self.checks]] * bool(self.checks), sort_keys=True)
+                          + [["checks", self.checks]] * bool(self.checks)
+                          + self.extra(), sort_keys=True)
         return hashlib.sha256(spec.encode()).hexdigest()[:24]
+
+
+    def extra(self) -> list:
+        """env and tools, in the key only when set: no recorded answer of a case
+        without them changes."""
+        given = {"env": self.env, "tools": self.tools if self.tools != TOOLS else ""}
+        return [{k: v for k, v in given.items() if v}] if any(given.values()) else []
 
 
 @functools.lru_cache(maxsize=None)
@@ -294,12 +305,12 @@ def _run_claude(case: Case, root: Path) -> dict:
                "ENABLE_TOOL_SEARCH": "false",
                # the stockroom's start may take long on a busy machine: without it,
                # its tools are not there, and the answer is not the recorded one
-               "MCP_TIMEOUT": "60000"}
+               "MCP_TIMEOUT": "60000", **case.env}
         proc = subprocess.run(
             ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
             * as_nobody + [str(claude), "-p", "go", "--output-format", "json",
              "--permission-mode", case.mode,
-             "--tools", "Bash,Read,Write,Edit,Glob,Grep",
+             "--tools", case.tools,
              "--mcp-config", str(root / "mcp.json"),
              "--permission-prompt-tool", "mcp__fidelity__ask"],
             # a guard against a hang, not a claim about speed: 1,200 calls take a
