@@ -28,15 +28,15 @@ Reading map (search for "s06 ·" to find what is new):
   Changed here: `READS`, `SAFE_DEFAULTS`, run_shell's and skill's registration say
     whether a call may run beside others; `agent_loop` streams the reply to a
     ToolRunner, tells of background tasks that ended, and gives auto mode's
-    reviewer the parents' conversations too; `run_shell` and `run_hook` record
-    their processes in the agent (Ctrl-C kills them); `check_permission` asks under
-    the terminal lock; `decide` lets an agent type write its memory folder;
-    `show_call`, `show_result`, `show_decision`, `show_usage` and `show_hook_line`
-    print through say(); `run_task` prints what was not streamed; `parse_args`
-    names this chapter; `Agent` adds a child's depth, name, tools, shell, system
-    prompt and memory, Ctrl-C, the processes and tasks, the task list, the last
-    request (a fork repeats it), which `repl` (/clear: a new list), `main` and
-    `run_offline_demo` stop.
+    reviewer the parents' conversations too; `run_shell`, `run_hook` (`run_hooks`'s)
+    record their processes in the agent (Ctrl-C kills them); `check_permission`
+    asks under the terminal lock; `decide` lets an agent type write its memory
+    folder; `show_call`, `show_result`, `show_decision`, `show_usage`,
+    `show_hook_line` print through say(); `run_task` prints what was not streamed;
+    `parse_args` names this chapter; `Agent` adds a child's depth, name, tools,
+    shell, system prompt and memory, Ctrl-C, the processes and tasks, the task
+    list, the last request (a fork repeats it), which `repl` (/clear: a new list),
+    `main` and `run_offline_demo` stop.
   Unchanged: the pipeline (`execute_tool`: validation, hooks, permissions, deferred
     tools) and the tools' own work.
   Left for later: nothing; this is the last chapter.
