@@ -1293,7 +1293,7 @@ def decide(call: Call, mode: str, rules: dict) -> Decision:
     if rule := first_rule(rules.get("ask", []), call):
         return Decision("ask", f"ask rule {rule}", Source.RULE)
     if tool in EDIT_TOOLS and in_memory(call.agent.memory, path_of(tool_input),
-                                        resolve_path, protected_write):  # s06
+                                        call.path, protected_write):  # s06
         return Decision("allow", "the agent's own memory folder", Source.MODE)
     if danger:
         return Decision("ask", f"dangerous: {danger}", Source.DANGER)
@@ -2769,18 +2769,14 @@ def on_the_list(name: str):
     return tool
 
 
-task_create, task_update = on_the_list("task_create"), on_the_list("task_update")
-task_get, task_list = on_the_list("task_get"), on_the_list("task_list")
-
-
-register(task_create, *TASK_TOOLS["task_create"][1:], names=("TaskCreate",),
-         **CHANGES_NOTHING)
-register(task_update, *TASK_TOOLS["task_update"][1:], names=("TaskUpdate",),
-         **CHANGES_NOTHING)
-register(task_get, *TASK_TOOLS["task_get"][1:], names=("TaskGet",),
+register(on_the_list("task_create"), *TASK_TOOLS["task_create"][1:],
+         names=("TaskCreate",), **CHANGES_NOTHING)
+register(on_the_list("task_update"), *TASK_TOOLS["task_update"][1:],
+         names=("TaskUpdate",), **CHANGES_NOTHING)
+register(on_the_list("task_get"), *TASK_TOOLS["task_get"][1:], names=("TaskGet",),
          **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
-register(task_list, *TASK_TOOLS["task_list"][1:], names=("TaskList",),
-         **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
+register(on_the_list("task_list"), *TASK_TOOLS["task_list"][1:],
+         names=("TaskList",), **CHANGES_NOTHING, is_concurrency_safe=lambda call: True)
 
 
 # === s06 · subagents ===

@@ -199,17 +199,17 @@ def memory_prompt(folder: Path) -> str:
     return text
 
 
-def in_memory(folder: Path | None, target: str, leads, protected) -> bool:
+def in_memory(folder: Path | None, target: str, leads: Path, protected) -> bool:
     """Whether `target` (a path as a file tool's call writes it, from the workspace,
     the current folder) lies inside the type's memory folder, as written and where
-    its links lead (leads(target): code.py's resolve_path), and is not protected
+    its links lead (`leads`: the call's path, resolved once), and is not protected
     (protected(target)); the folder itself no link."""
     if folder is None:
         return False
     real = folder.resolve()
     written = Path(os.path.normpath(Path.cwd() / os.path.expanduser(target)))
     return (real == Path(os.path.normpath(folder)) and written.is_relative_to(real)
-            and leads(target).is_relative_to(real) and not protected(target))
+            and leads.is_relative_to(real) and not protected(target))
 
 
 # === s06 · subagents: a type's child ===
