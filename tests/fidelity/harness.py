@@ -242,11 +242,12 @@ def turns(case: Case, blocks: list) -> list:
 @functools.lru_cache(maxsize=None)
 def tools_for(as_nobody: bool) -> Path:
     """The folder that holds `claude` and bin/ (the stand-ins) as the runner can reach
-    them: this one, or, when nobody may not enter it (a clone under /root, mode 700),
+    them: this one, or, when nobody may not enter it or its bin/ (a clone under /root
+    or `mktemp -d`, mode 700; node_modules may be a link to a reachable copy),
     a copy in a fresh folder of /tmp (the 400 MB binary linked, not copied, if it can
     be), removed when the tests end."""
     probe = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
-             "test", "-x", str(CLAUDE.resolve())]
+             "test", "-x", str(CLAUDE.resolve()), "-a", "-r", str(HERE / "bin" / "prompt_mcp.py")]
     if not as_nobody or subprocess.run(probe, check=False).returncode == 0:
         return HERE
     copy = Path(tempfile.mkdtemp(prefix="fidelity-tools-"))
