@@ -442,8 +442,8 @@ MCP = [
 # --- the task list (s06, issue 41) -----------------------------------------------------
 # Claude Code has the task tools in -p mode only with CLAUDE_CODE_ENABLE_TODO_TOOLS=1
 # (tasks_facts.md). Each case's calls go one a message (apart): an update needs the
-# id its create answered. Recorded now (recorded/task-list.json); played to s06 once
-# its task tools land (TASKS_PLAN.md, section 10): then "task list" joins MECHANISMS.
+# id its create answered. Recorded in recorded/task-list.json; the chapter's side is
+# s06's task_create ... task_list (harness.COURSE_TOOL), played through its loop.
 TASK_ENV = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}
 TASK_TOOLS = "Bash,Read,Write,Edit,Glob,Grep,TaskCreate,TaskUpdate,TaskGet,TaskList"
 
@@ -462,13 +462,26 @@ def task_case(name: str, *calls) -> Case:
 
 
 def task_said(text: str) -> str:
-    """What a task tool's answer says, ids kept and wording aside: created #N,
-    updated, not found, or the first line's words about state."""
+    """What a task tool's answer means, wording aside: "created #N", "updated #N",
+    "not found" (an unknown or deleted id), "invalid input" (a value the schema
+    does not allow), a task's "#N status (owner)" (TaskGet), or the list's ids,
+    statuses and owners (TaskList); else the first line's words (a refusal's)."""
     if m := re.search(r"Task #(\d+) created", text):
         return f"created #{m[1]}"
-    if re.search(r"no task #|not found", text, re.I):
+    if re.search(r"no task #|not found|was deleted", text, re.I):
         return "not found"
-    return "updated" if re.match(r"Updated task #", text) else text.split("\n")[0][:40]
+    if re.search(r"InputValidationError|is not one of", text):
+        return "invalid input"
+    if m := re.match(r"Updated task #(\d+)", text):
+        return f"updated #{m[1]}"
+    if m := re.match(r"Task #(\d+): .*\nStatus: (\w+)(?:\nOwner: (.+))?", text):
+        return f"#{m[1]} {m[2]}" + f" ({m[3]})" * bool(m[3])
+    rows = re.findall(r"^#(\d+) \[(\w+)\] .*?(?: \((\w[^()]*)\))?(?: \[blocked.*)?$",
+                      text, re.M)
+    if rows:
+        return "list: " + ", ".join(f"#{i} {status}" + f" ({owner})" * bool(owner)
+                                    for i, status, owner in rows)
+    return text.removeprefix("Error: ").split("\n")[0][:48]
 
 
 TASK_LIST = [
@@ -489,4 +502,4 @@ TASK_LIST = [
               ("TaskGet", {"taskId": "1"}), create("B")),
     task_case("an empty subject", create("")),
 ]
-TASK_PROBES = {"said": task_said}
+TASK_PROBES = {case.id: task_said for case in TASK_LIST}

@@ -66,7 +66,9 @@ from offline.server import ScriptedServer, reply, tool_use  # noqa: E402
 
 # Claude Code's tool -> the course's tool, and the fields that differ.
 COURSE_TOOL = {"Bash": "run_shell", "Read": "read_file", "Write": "write_file",
-               "Edit": "edit_file", "Glob": "list_files", "Grep": "grep_search"}
+               "Edit": "edit_file", "Glob": "list_files", "Grep": "grep_search",
+               "TaskCreate": "task_create", "TaskUpdate": "task_update",
+               "TaskGet": "task_get", "TaskList": "task_list"}  # fields: the same
 COURSE_FIELD = {"glob": "include"}
 TOOLS = "Bash,Read,Write,Edit,Glob,Grep"  # Claude Code's --tools, unless a case says
 # The MCP cases' server: the course's stockroom, from the workspace's .mcp.json on

@@ -24,7 +24,8 @@ import pytest
 import harness
 import page
 from cases import (DANGEROUS, EVERYDAY, EXTRA_VERDICTS, FILE_PROBES, FILE_TOOLS,
-                   HOOK_PROBES, HOOKS, MCP, RULES, SHELL, SHELL_PROBES, corpus_case)
+                   HOOK_PROBES, HOOKS, MCP, RULES, SHELL, SHELL_PROBES, TASK_LIST,
+                   TASK_PROBES, corpus_case)
 from conftest import chapters_from, load_chapter
 from known import KNOWN
 
@@ -40,6 +41,7 @@ MECHANISMS = {
     "dangerous commands": ("s03", "s03", lambda: [DANGEROUS], ("decision",), {}),
     "hook protocol": ("s04", "s04", lambda: HOOKS, ("error", "files"), HOOK_PROBES),
     "MCP servers": ("s05", "s05", lambda: MCP, ("decision", "error"), {}),
+    "task list": ("s06", "s06", lambda: TASK_LIST, ("error",), TASK_PROBES),
 }
 
 
@@ -68,6 +70,12 @@ def row_name(case, index: int, call) -> str:
     name, tool_input = call
     if len(case.calls) == 1:
         return case.id
+    if name.startswith("Task"):  # the task list: the step, the call and its fields
+        fields = " ".join(f"{k}={','.join(v) if isinstance(v, list) else v}"
+                          for k, v in tool_input.items()
+                          if k not in ("taskId", "description"))
+        task = f" #{tool_input['taskId']}" if "taskId" in tool_input else ""
+        return f"{case.id}: {index + 1}. {name}{task} {fields}".rstrip()
     what = tool_input.get("command") or f"{name} {tool_input.get('file_path', '')}"
     return f"{case.id}: {what}"
 
