@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from harness import Case
+from harness import CHILD, Case
 
 HERE = Path(__file__).resolve().parent
 CAPITAL = "one\ntwo\nthree\n"
@@ -503,3 +503,32 @@ TASK_LIST = [
     task_case("an empty subject", create("")),
 ]
 TASK_PROBES = {case.id: task_said for case in TASK_LIST}
+
+
+# --- agent modes (s06, issue 41) ------------------------------------------------------
+# An agent call on both sides, synchronous (run_in_background false: Claude Code's
+# default is the background, the course's is not); the outcome is is_error and what
+# the child's first request holds against the request whose reply made the call
+# (harness.child_facts: system, tools, the parent's messages repeated, what follows).
+# The child answers "done" at once (its prompt holds harness.CHILD).
+TOOLS_WITH_AGENT = "Bash,Read,Write,Edit,Glob,Grep,Agent"
+
+
+def agent_call(kind: str | None) -> tuple:
+    return ("Agent", {"description": "a child", "prompt": f"{CHILD}: say done",
+                      "run_in_background": False,
+                      **({"subagent_type": kind} if kind else {})})
+
+
+def agent_case(name: str, *calls) -> Case:
+    return Case(f"agents: {name}", list(calls), {"a.txt": "hi\n"},
+                tools=TOOLS_WITH_AGENT, children=True)
+
+
+AGENT_MODES = [
+    agent_case("a fork", agent_call("fork")),
+    agent_case("a fork beside a Read", agent_call("fork"),
+               ("Read", {"file_path": "a.txt"})),
+    agent_case("general-purpose", agent_call("general-purpose")),
+    agent_case("no subagent_type", agent_call(None)),
+]

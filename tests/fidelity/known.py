@@ -3,8 +3,10 @@ reason, the chapter that owns it and what the course does about it.
 
 row -> {"since": first chapter where it differs, "until": first where it no longer
 does (optional), "owner": the chapter whose mechanism it is, "kind": one of KINDS,
-"reason": why}. The suite fails on a difference not listed here, and on a listed one
-that is gone: update this file when a fix lands or Claude Code changes.
+"reason": why, and optionally "course": the course's side as the page shows it, when
+a row may differ in more ways than one}. The suite fails on a difference not listed
+here, on a listed one that is gone, and on a course side that is not the one listed:
+update this file when a fix lands or Claude Code changes.
 """
 
 KINDS = {
@@ -15,9 +17,10 @@ KINDS = {
 }
 
 
-def known(since, kind, reason, owner=None, until=None) -> dict:
+def known(since, kind, reason, owner=None, until=None, course=None) -> dict:
     entry = {"since": since, "kind": kind, "reason": reason, "owner": owner or since}
-    return entry | ({"until": until} if until else {})
+    return entry | ({"until": until} if until else {}) | (
+        {"course": course} if course else {})
 
 
 TLDR = "tldr-pages examples: "
@@ -246,3 +249,38 @@ for row, reason in {
         "agents nothing"),
 }.items():
     KNOWN[TASKS + row] = known("s06", "choice", reason)
+
+# --- agent modes (s06, issue 41; tasks_facts.md, "Agent: kinds") ---
+# What a child's first request holds, against the request whose reply started it.
+BILLING_HEADER = (
+    "Claude Code's first system block is a billing header line (metadata, not "
+    "prompt text), which gains `cc_is_subagent=true;` in the fork, so its fork's "
+    "system is its parent's but for that line (whether the API counts the line in "
+    "the cached prefix is not observable offline); the course sends no such line and "
+    "its fork's system is its parent's byte for byte")
+# Each row may differ in several facts: the course's side is pinned ("course"), so
+# a fork that stops repeating its parent's prefix fails here, though the row differs.
+FORK = ("ok; child: system the same, tools the same, repeats all, then assistant: "
+        "Agent / user: tool_result, the directive")
+KNOWN["agents: a fork"] = known("s06", "choice", BILLING_HEADER, course=FORK)
+KNOWN["agents: a fork beside a Read: Agent fork"] = known(
+    "s06", "choice", "the course's fork repeats the parent's whole reply (the Read "
+    "call too) and answers the other call with a placeholder, as issue 41 asks; "
+    "Claude Code 2.1.332 keeps only the fork's own call. The cached prefix ends "
+    "before the reply either way. Its system: as for `agents: a fork`",
+    course=FORK.replace("Agent /", "Agent, Read /").replace(
+        "tool_result,", "tool_result, tool_result,"))
+KNOWN["agents: general-purpose"] = known(
+    "s06", "choice", "both start a fresh agent with the parent's tools and none of "
+    "its messages; Claude Code gives it a system prompt of its own (a subagent's, "
+    "about half the length) and repeats its context reminders (a system-reminder "
+    "text before the prompt, the environment as a system message); the course's "
+    "fresh agent keeps the course's one system prompt, which says where it runs, and "
+    "its only message is the prompt", course=(
+        "ok; child: system the same, tools the same, repeats none, then user: the "
+        "prompt"))
+KNOWN["agents: no subagent_type"] = known(
+    "s06", "choice", "2.1.332 starts a fresh general-purpose agent when no "
+    "subagent_type is named (it forks only on \"fork\"); the course forks, as the "
+    "issue's seed describes (the older Claude Code's default, on since 2.1.232): a "
+    "fork shares the parent's cached prefix", course=FORK)
