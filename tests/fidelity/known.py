@@ -282,5 +282,5 @@ KNOWN["agents: general-purpose"] = known(
 KNOWN["agents: no subagent_type"] = known(
     "s06", "choice", "2.1.332 starts a fresh general-purpose agent when no "
     "subagent_type is named (it forks only on \"fork\"); the course forks, as the "
-    "issue's seed describes (the older Claude Code's default, on since 2.1.232): a "
-    "fork shares the parent's cached prefix", course=FORK)
+    "issue's seed describes (an older version's default, tasks_facts.md): a fork "
+    "shares the parent's cached prefix", course=FORK)
