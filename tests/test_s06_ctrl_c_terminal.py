@@ -18,7 +18,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, clean_env, wait_until
+from conftest import GUARD, ROOT, clean_env, wait_until
 from offline.server import reply, routed, tool_use
 
 pytest.importorskip("pty", reason="pseudo-terminals are POSIX only")
@@ -60,16 +60,16 @@ def screen_after_ctrl_c(server, workspace):
     env = clean_env(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.url)
     term = Terminal([sys.executable, "-c", AT_A_TERMINAL, str(code)], workspace, env)
     try:
-        term.expect(PROMPT)
+        term.expect(PROMPT, timeout=GUARD)  # GUARD: against a hang, not about speed
         term.answer("wait for both")
         both = wait_until(lambda: all(running(c) for c in HELPERS.values()),
                           unless=lambda: term.proc.poll() is not None)
         assert both, f"both subagents' commands should run:\n{term.screen}"
         os.write(term.master, b"\x03")  # Ctrl-C, typed
-        shown = term.expect(PROMPT)
+        shown = term.expect(PROMPT, timeout=GUARD)
         gone = wait_until(lambda: not any(running(c) for c in HELPERS.values()))
         term.answer("exit")
-        status, _ = term.finish()
+        status, _ = term.finish(timeout=GUARD)
     finally:
         term.close()
     assert gone, "Ctrl-C must end the subagents' commands"
