@@ -27,8 +27,11 @@ wait for it, reads no output, and says that the tests did not run.
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 import re
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -70,13 +73,36 @@ def when_the_tests_end(then: dict, instead):
     def turn(request: dict) -> dict:
         if not the_tests_started(request):
             return instead(request)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not re.search(
-                r"^(OK|FAILED)", Path(OUTPUT).read_text() if Path(OUTPUT).is_file()
-                else "", re.MULTILINE):
-            time.sleep(0.05)
+        until(lambda: re.search(r"^(OK|FAILED)", Path(OUTPUT).read_text()
+                                if Path(OUTPUT).is_file() else "", re.MULTILINE)
+              and not held_open(Path(OUTPUT)))
         return then
     return turn
+
+
+def until(condition, guard: float = 60) -> None:
+    """Wait until condition() holds (the guard: against a hang, not a pace)."""
+    deadline = time.monotonic() + guard
+    while time.monotonic() < deadline and not condition():
+        time.sleep(0.02)
+
+
+def held_open(path: Path) -> bool:
+    """Does a process still hold the file open? The command writing it, or the agent,
+    which closes it once it has recorded how the command ended (background.py): the
+    tests have ended for the agent too, and its next request tells the model.
+    Linux reads /proc; elsewhere lsof answers."""
+    target = os.path.realpath(path)
+    if not os.path.isdir("/proc/self/fd"):
+        return subprocess.run(["lsof", "-t", "--", target], capture_output=True,
+                              check=False).returncode == 0
+    for fd in glob.glob("/proc/[0-9]*/fd/*"):
+        try:
+            if os.readlink(fd) == target:
+                return True
+        except OSError:  # a process or a descriptor gone meanwhile
+            continue
+    return False
 
 
 def what_the_tests_said(request: dict) -> str:
@@ -125,7 +151,8 @@ def after_the_report(request: dict) -> dict:
     list (subtle: the wait, as when_the_tests_end's, keeps the transcript the same
     on every run: the notification comes with the next request)."""
     REPORT_DONE.wait(60)
-    time.sleep(0.3)  # its thread records its answer
+    until(lambda: not any(t.name.startswith("background agent_")  # its thread records
+                          for t in threading.enumerate()))  # its answer, then ends
     return reply("The fork is back; the report check ran in the background.",
                  tool_use("task_list", {}))
 

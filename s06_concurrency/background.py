@@ -11,17 +11,20 @@ run). This file keeps the commands running, and a first reading can skip it:
 - Its stdout and stderr go to one output file, which the model reads with read_file.
 - Stopping kills its whole process group, then waits for its thread: the sandbox is
   released and the output file closed before task_stop answers.
+- How a command ended is recorded before its output file closes, so that whoever
+  sees the file closed (the offline demo does) knows the agent has it too.
 - The notification is Claude Code's `<task-notification>`, in its words.
 - An agent in the background (issue 41) is a task too: its loop runs in a thread of
-  its own, stopping it sets its cancel event (its loop and its tool runner see it,
-  and kill what it started), and its notification carries its final answer.
+  its own (named "background agent_1" ...), stopping it sets its cancel event (its
+  loop and its tool runner see it, and kill what it started), and its notification
+  carries its final answer.
 A task is a dict, so that a test (or you, at a breakpoint) can look at it:
 {"command", "file", "status", "how", "told", "proc", "thread", "started"}; an
 agent's has "cancel", "tool_use_id", "result" and "procs" instead of "file" and
 "proc".
 
 Reading map:
-  s06 · background: starting in the waiting thread   start_task(), watch()
+  s06 · background: starting in the waiting thread   start_task(), watch(), ended()
   s06 · background: an agent in the background       start_agent(), run_agent()
   s06 · background: stopping a group                 stop_task(), stop_all()
   s06 · background: the notifications' text          STARTED ... TASK_STOP (the
@@ -71,9 +74,14 @@ def watch(task: dict, confined, output, env: dict, wait, cwd) -> None:
             task["status"] = "running"
             task["started"].set()
             wait(task["proc"], out)
+            ended(task)  # before its output file closes: once closed, it has ended
     except Exception as e:  # no sandbox, no output file: the call says so
         task["error"] = e
         return task["started"].set()
+
+
+def ended(task: dict) -> None:
+    """Record how a command ended."""
     with LOCK:  # subtle: stop_task() may have said "killed" first; that stands
         if task["status"] == "running" and (code := task["proc"].returncode) == 0:
             task.update(status="completed", how="completed (exit code 0)")
@@ -101,7 +109,8 @@ def start_agent(tasks: dict, run, description: str, tool_use_id: str,
             "command": description, "status": "running", "told": False, "how": "",
             "cancel": threading.Event(), "tool_use_id": tool_use_id, "result": "",
             "procs": set() if procs is None else procs}
-    task["thread"] = threading.Thread(target=run_agent, args=(task, run), daemon=True)
+    task["thread"] = threading.Thread(target=run_agent, args=(task, run), daemon=True,
+                                      name=f"background {task_id}")
     task["thread"].start()
     return task_id
 
