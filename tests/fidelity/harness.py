@@ -62,7 +62,8 @@ NOBODY = 65534  # Claude Code refuses bypassPermissions as root: it runs as nobo
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 import agent_as_user  # noqa: E402  (a Python and a course another user may run)
-from offline.server import ScriptedServer, reply, tool_use  # noqa: E402
+from offline.server import (ScriptedServer, error, is_review, reply,  # noqa: E402
+                           reviewed, server_error, tool_use, verdict)
 
 # Claude Code's tool -> the course's tool, and the fields that differ.
 COURSE_TOOL = {"Bash": "run_shell", "Read": "read_file", "Write": "write_file",
@@ -203,14 +204,19 @@ class OneMessage(ScriptedServer):
     last message: Claude Code may end a request with a message of its own (a working
     directory that changed) after the tool_results, and asks again after "done"."""
 
-    def __init__(self, turns: list, checks: dict | None = None):
+    def __init__(self, turns: list, checks: dict | None = None,
+                 reviews: dict | None = None):
         super().__init__()
         self.turns, self.results = turns, None
         self.checks = checks or {}  # tool_use id -> the API check's status (auto mode)
+        self.reviews = reviews or {}  # a chapter's reviewer: action -> its answers
 
     def next_turn(self, body: dict) -> dict:
         with self._lock:
             self.requests.append(body)
+            if is_review(body):  # a chapter's auto mode reviewer (reviews_for)
+                answers = self.reviews.get(action_key(reviewed(body)["action"]))
+                return answers.pop(0) if answers else NO_REVIEW
         if not body.get("tools"):
             return reply("ok")
         blocks = [b for m in body["messages"] if isinstance(m["content"], list)
@@ -230,6 +236,43 @@ class OneMessage(ScriptedServer):
             turn["safeguard_results"] = [{"type": "dangerous_tool_use", "status": {
                 "type": "available", "tool_uses": checked}}]
         return turn
+
+
+# --- auto mode: the API's check (Claude Code), a reviewer (a chapter) ---------------
+# Claude Code 2.1.332 asks the API to check a call (OneMessage streams the case's
+# `checks`); a chapter asks a reviewer of its own, a second request that forces the
+# tool `verdict` (auto_mode.py). The same check, played to a chapter's reviewer:
+# flagged -> block at both looks; not_flagged -> allow; unavailable -> a server error
+# (the SDK's one retry too); None -> no review expected: a chapter that asks for one
+# gets NO_REVIEW, an error, so its reviewer fails.
+NO_REVIEW = error(400, "invalid_request_error",
+                  "fidelity: the API checks nothing for this call (no review expected)")
+
+
+def action_key(action: dict) -> str:
+    """A reviewed action ({"tool", "input"}, auto_mode.project()) as a key."""
+    return json.dumps(action, sort_keys=True)
+
+
+def review_answers(check: dict | None) -> list:
+    """A chapter's reviewer's answers to one call, from the API's check of it."""
+    if check is None:
+        return []
+    if check["type"] == "unavailable":
+        return [server_error(retry_after=0)] * 2
+    if check.get("outcome") == "flagged":
+        return [verdict("block", check.get("explanation") or "Flagged.")] * 2
+    return [verdict("allow", "No rule applies to this action.")]
+
+
+def reviews_for(case: Case, blocks: list) -> dict:
+    """action_key -> the reviewer's answers, in order, for a chapter's calls (a call
+    made twice has its answers queued in turn)."""
+    reviews: dict = {}
+    for block, check in zip(blocks, case.checks):
+        action = {"tool": block["name"], "input": block["input"]}
+        reviews.setdefault(action_key(action), []).extend(review_answers(check))
+    return reviews
 
 
 def turns(case: Case, blocks: list) -> list:
@@ -456,6 +499,9 @@ def run_chapter(mod, case: Case) -> dict:
 def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
     ws = make_workspace(case, root)
     monkeypatch.chdir(ws)
+    if case.mode == "auto":  # a home of its own: the reviewer reads ~/.claude's rules
+        (root / "home").mkdir()
+        monkeypatch.setenv("HOME", str(root / "home"))
     if hasattr(mod, "THIS_RUN"):  # trusted (s04 on), as Claude Code's config says on
         monkeypatch.setitem(mod.THIS_RUN, ws.resolve(), True)  # its side: hooks run
     if case.shell == "stub":
@@ -463,7 +509,7 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
                             lambda agent, command, timeout=None: RAN)
     blocks = [tool_use(*course_input(name, tool_input))
               for name, tool_input in case.calls]
-    server = OneMessage(turns(case, blocks))
+    server = OneMessage(turns(case, blocks), reviews=reviews_for(case, blocks))
     with server, open(os.devnull, "w") as quiet:
         agent = mod.Agent(anthropic.Anthropic(api_key="fidelity", base_url=server.url,
                                               max_retries=0))

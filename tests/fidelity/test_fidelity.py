@@ -23,8 +23,9 @@ import pytest
 
 import harness
 import page
-from cases import (DANGEROUS, EVERYDAY, EXTRA_VERDICTS, FILE_PROBES, FILE_TOOLS,
-                   HOOK_PROBES, HOOKS, MCP, RULES, SHELL, SHELL_PROBES, corpus_case)
+from cases import (AUTO, AUTO_PROBES, DANGEROUS, EVERYDAY, EXTRA_VERDICTS, FILE_PROBES,
+                   FILE_TOOLS, HOOK_PROBES, HOOKS, MCP, RULES, SHELL, SHELL_PROBES,
+                   corpus_case)
 from conftest import chapters_from, load_chapter
 from known import KNOWN
 
@@ -38,6 +39,7 @@ MECHANISMS = {
     "bash read-only verdicts": ("s03", "s03", lambda: [corpus_case(), EXTRA_VERDICTS,
                                                        EVERYDAY], ("decision",), {}),
     "dangerous commands": ("s03", "s03", lambda: [DANGEROUS], ("decision",), {}),
+    "auto mode": ("s03", "s03", lambda: AUTO, ("decision", "error"), AUTO_PROBES),
     "hook protocol": ("s04", "s04", lambda: HOOKS, ("error", "files"), HOOK_PROBES),
     "MCP servers": ("s05", "s05", lambda: MCP, ("decision", "error"), {}),
 }
