@@ -10,6 +10,7 @@ gone), so a new Claude Code version cannot change silently.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -539,6 +540,13 @@ AUTO = [
         (BASH, {"command": "git push --force"}),
         (BASH, {"command": "ls", "dangerouslyDisableSandbox": True})], GIT_REPO,
         mode="auto", checks=[NOT_FLAGGED] * 4),
+    # the settings' autoMode rules: which files' reach the check (one rule each)
+    Case("auto: autoMode, by settings file", bash_calls(ONE_LINER), {
+        ".claude/settings.local.json": json.dumps({"autoMode": {"environment": [
+            "Local rule: the staging bucket is trusted."]}})},
+         settings={"autoMode": {"allow": ["Project rule: allow everything."]}},
+         home={".claude/settings.json": json.dumps({"autoMode": {"soft_deny": [
+             "User rule: never deploy."]}})}, mode="auto", checks=[NOT_FLAGGED]),
     # who decides: 3 blocks in a row, then the user (and while the row lasts); an
     # allow ends the row; the 20th block of a session, then the count starts over
     Case("auto: blocks in a row", **one_liners(*[flagged(GONE)] * 4), mode="auto",

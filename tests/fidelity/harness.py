@@ -92,6 +92,7 @@ class Case:
     checks: list = field(default_factory=list)
     env: dict = field(default_factory=dict)  # more of Claude Code's environment
     tools: str = TOOLS               # Claude Code's --tools
+    home: dict = field(default_factory=dict)  # files in the run's HOME: path -> text
 
     def key(self) -> str:
         """The hash of what Claude Code's answer depends on: the pinned version and
@@ -108,9 +109,10 @@ class Case:
 
 
     def extra(self) -> list:
-        """env and tools, in the key only when set: no recorded answer of a case
-        without them changes."""
-        given = {"env": self.env, "tools": self.tools if self.tools != TOOLS else ""}
+        """env, tools and home, in the key only when set: no recorded answer of a
+        case without them changes."""
+        given = {"env": self.env, "tools": self.tools if self.tools != TOOLS else "",
+                 "home": self.home}
         return [{k: v for k, v in given.items() if v}] if any(given.values()) else []
 
 
@@ -174,6 +176,14 @@ def make_workspace(case: Case, root: Path, for_claude: bool = False) -> Path:
     return ws
 
 
+def write_home(case: Case, home: Path) -> None:
+    """The run's HOME, with the case's files in it."""
+    home.mkdir()
+    for name, body in case.home.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(body)
+
+
 def snapshot(ws: Path) -> dict:
     """path -> text (or "<binary N bytes>") of every file, settings and results aside."""
     files = {}
@@ -210,12 +220,17 @@ class OneMessage(ScriptedServer):
         self.turns, self.results = turns, None
         self.checks = checks or {}  # tool_use id -> the API check's status (auto mode)
         self.reviews = reviews or {}  # a chapter's reviewer: action -> its answers
+        # what each call's check read: Claude Code's request that brought the call
+        # (its `safeguards`), by tool_use id; a chapter's reviewer's prompts, by action
+        self.check_read: dict = {}
 
     def next_turn(self, body: dict) -> dict:
         with self._lock:
             self.requests.append(body)
             if is_review(body):  # a chapter's auto mode reviewer (reviews_for)
-                answers = self.reviews.get(action_key(reviewed(body)["action"]))
+                key = action_key(reviewed(body)["action"])
+                self.check_read[key] = self.check_read.get(key, "") + body["system"]
+                answers = self.reviews.get(key)
                 return answers.pop(0) if answers else NO_REVIEW
         if not body.get("tools"):
             return reply("ok")
@@ -230,6 +245,8 @@ class OneMessage(ScriptedServer):
         if sent >= len(self.turns):
             return reply("done")
         turn = reply(*self.turns[sent])
+        for block in self.turns[sent]:
+            self.check_read[block["id"]] = json.dumps(body.get("safeguards") or [])
         checked = {b["id"]: self.checks[b["id"]] for b in self.turns[sent]
                    if self.checks.get(b.get("id")) is not None}
         if checked and body.get("safeguards"):  # the API's check, only when asked for
@@ -273,6 +290,25 @@ def reviews_for(case: Case, blocks: list) -> dict:
         action = {"tool": block["name"], "input": block["input"]}
         reviews.setdefault(action_key(action), []).extend(review_answers(check))
     return reviews
+
+
+def auto_mode_rules(case: Case) -> list[str]:
+    """The entries of every `autoMode` a case's settings files hold (the project's,
+    .claude/settings.local.json among its files, ~/.claude/settings.json in home)."""
+    files = [case.settings] + [json.loads(text) for name, text in
+                               [*case.files.items(), *case.home.items()]
+                               if name.endswith((".claude/settings.json",
+                                                 ".claude/settings.local.json"))]
+    return [entry for data in files for entries in data.get("autoMode", {}).values()
+            for entry in entries]
+
+
+def rules_read(case: Case, calls: list, keys: list, read: dict) -> None:
+    """Each call's `rules`: which of the case's autoMode entries its check read (only
+    for a case that has some: no other answer changes)."""
+    if rules := auto_mode_rules(case):
+        for call, key in zip(calls, keys):
+            call["rules"] = [rule for rule in rules if rule in read.get(key, "")]
 
 
 def turns(case: Case, blocks: list) -> list:
@@ -321,7 +357,7 @@ def run_claude(case: Case) -> dict:
 
 def _run_claude(case: Case, root: Path) -> dict:
     ws, home = make_workspace(case, root, for_claude=True), root / "home"
-    home.mkdir()
+    write_home(case, home)
     as_nobody = os.geteuid() == 0  # as root: drop to nobody; else run as we are
     tools = tools_for(as_nobody)
     claude = CLAUDE if tools == HERE else tools / "claude"
@@ -367,6 +403,7 @@ def _run_claude(case: Case, root: Path) -> dict:
     except ValueError:
         raise RuntimeError(f"Claude Code failed (exit {proc.returncode}): "
                            f"{proc.stderr[-500:]}") from None
+    read = dict(server.check_read)
     denied = {d["tool_use_id"] for d in out.get("permission_denials", [])}
     asks = {json.loads(line).get("tool_use_id") for line in asked.read_text().splitlines()}
     calls = []
@@ -377,6 +414,7 @@ def _run_claude(case: Case, root: Path) -> dict:
                     "denied" if block["id"] in denied else "allowed")
         calls.append({"decision": decision, "error": bool(result.get("is_error")),
                       "text": text_of(result)})
+    rules_read(case, calls, [b["id"] for b in blocks], read)
     return {"calls": calls, "files": snapshot(ws)}
 
 
@@ -499,8 +537,8 @@ def run_chapter(mod, case: Case) -> dict:
 def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
     ws = make_workspace(case, root)
     monkeypatch.chdir(ws)
-    if case.mode == "auto":  # a home of its own: the reviewer reads ~/.claude's rules
-        (root / "home").mkdir()
+    if case.mode == "auto" or case.home:  # a home of its own, as Claude Code has:
+        write_home(case, root / "home")    # the reviewer reads ~/.claude's rules
         monkeypatch.setenv("HOME", str(root / "home"))
     if hasattr(mod, "THIS_RUN"):  # trusted (s04 on), as Claude Code's config says on
         monkeypatch.setitem(mod.THIS_RUN, ws.resolve(), True)  # its side: hooks run
@@ -538,4 +576,6 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
             decision = "asked" if "no one can answer" in text else "denied"
         calls.append({"decision": decision, "error": bool(result.get("is_error")),
                       "text": text})
+    rules_read(case, calls, [action_key({"tool": b["name"], "input": b["input"]})
+                             for b in blocks], server.check_read)
     return {"calls": calls, "files": snapshot(ws)}

@@ -39,7 +39,8 @@ MECHANISMS = {
     "bash read-only verdicts": ("s03", "s03", lambda: [corpus_case(), EXTRA_VERDICTS,
                                                        EVERYDAY], ("decision",), {}),
     "dangerous commands": ("s03", "s03", lambda: [DANGEROUS], ("decision",), {}),
-    "auto mode": ("s03", "s03", lambda: AUTO, ("decision", "error"), AUTO_PROBES),
+    "auto mode": ("s03", "s03", lambda: AUTO, ("decision", "error", "rules"),
+                  AUTO_PROBES),
     "hook protocol": ("s04", "s04", lambda: HOOKS, ("error", "files"), HOOK_PROBES),
     "MCP servers": ("s05", "s05", lambda: MCP, ("decision", "error"), {}),
 }
@@ -125,7 +126,7 @@ def oracle(mechanism: str, cases: list, probes: dict, live: bool) -> list[dict]:
 
 def outcome(result: dict, i: int, fields, probe) -> dict:
     call = result["calls"][i]
-    seen = {f: call[f] for f in fields if f != "files"}
+    seen = {f: call.get(f) for f in fields if f != "files"}  # (rules: auto mode's)
     if probe:
         seen["probe"] = probe(call["text"])
     return seen
@@ -153,6 +154,8 @@ def short(outcome: dict) -> str:
         parts.append("error" if outcome["error"] else "ok")
     if "probe" in outcome:
         parts.append(f"probe={outcome['probe']}")
+    if outcome.get("rules") is not None:
+        parts.append("autoMode read: " + (", ".join(outcome["rules"]) or "none"))
     if "files" in outcome:
         parts.append("files: " + ", ".join(f"{k}={v[:20]!r}" for k, v in
                                            sorted(outcome["files"].items())) or "none")
