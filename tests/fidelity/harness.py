@@ -224,6 +224,14 @@ class OneMessage(ScriptedServer):
         # (its `safeguards`), by tool_use id; a chapter's reviewer's prompts, by action
         self.check_read: dict = {}
 
+    def start(self) -> "OneMessage":
+        """subtle: with Nagle's algorithm on, each answer that is not streamed waits
+        for the client's delayed ACK (about 40 ms on loopback): most of a chapter's
+        time here. Off, as the answer's head and body are written apart."""
+        super().start()
+        self._httpd.RequestHandlerClass.disable_nagle_algorithm = True
+        return self
+
     def next_turn(self, body: dict) -> dict:
         with self._lock:
             self.requests.append(body)
