@@ -88,10 +88,10 @@ def chapters_played(first: str, cases: list, every: bool) -> list[str]:
 
 
 def judged(case, result: dict, probes: dict) -> list:
-    """Everything the suite judges of an answer: each call's decision, error and
-    probe, and the files after."""
+    """Everything the suite judges of an answer: each call's decision, error,
+    probe and (auto mode) the autoMode rules its check read, and the files after."""
     probe = probes.get(case.id)
-    return [outcome(result, i, ("decision", "error"), probe)
+    return [outcome(result, i, ("decision", "error", "rules"), probe)
             for i in range(len(case.calls))] + [result["files"]]
 
 
