@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import os
 import re
 import sys
@@ -154,14 +155,22 @@ COPY_PATH = 'sys.path.insert(0, str(Path(__file__).resolve().parents[{}] / "{}")
 MODULES_NOTE = "# The chapter's modules (command_line.py ...): imported from its folder"
 
 
+@functools.lru_cache(maxsize=None)
+def top_level_imports(text: str) -> tuple[tuple[int, int, str], ...]:
+    """Every top-level `from MODULE import ...` of `text`: (first line, end line,
+    MODULE), lines counted from 0. A chapter's text is parsed once a process (make
+    builds some 30 files from six code.py and their modules)."""
+    import ast
+    return tuple((node.lineno - 1, node.end_lineno, node.module)
+                 for node in ast.parse(text).body
+                 if isinstance(node, ast.ImportFrom) and node.level == 0)
+
+
 def sibling_imports(text: str, folder: Path) -> list[tuple[int, int, str]]:
     """The top-level `from MODULE import ...` of a module beside it in `folder`:
     (first line, end line, MODULE's file name), lines counted from 0."""
-    import ast
-    return [(node.lineno - 1, node.end_lineno, f"{node.module}.py")
-            for node in ast.parse(text).body
-            if isinstance(node, ast.ImportFrom) and node.level == 0
-            and (folder / f"{node.module}.py").is_file()]
+    return [(start, end, f"{module}.py") for start, end, module in top_level_imports(text)
+            if (folder / f"{module}.py").is_file()]
 
 
 def written_in(code: Path, modules=()) -> list[str]:

@@ -144,6 +144,31 @@ def pytest_collection_modifyitems(config, items):
         items[:] = kept
 
 
+# --- where the processor time goes (issue 39) -------------------------------------
+# TEST_CPU_REPORT=/tmp/cpu.jsonl: each test appends one line, its processor seconds in
+# the test's process and in the child processes it waited for (setup, call and
+# teardown together), so that `python -m tests.cpu_report /tmp/cpu.jsonl` can sum them
+# by file. Wall-clock durations mislead on a machine with more workers than cores.
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    report = os.environ.get("TEST_CPU_REPORT")
+    if not report:
+        yield
+        return
+    import resource
+
+    def spent():
+        me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
+                                                      resource.RUSAGE_CHILDREN))
+        return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+    before = spent()
+    yield
+    after = spent()
+    with open(report, "a", encoding="utf-8") as f:
+        f.write(json.dumps({"test": item.nodeid, "self": round(after[0] - before[0], 3),
+                            "children": round(after[1] - before[1], 3)}) + "\n")
+
+
 # --- parallel runs (pytest -n auto) ------------------------------------------------
 # A file whose `pytestmark` names an xdist_group builds something once (the exercises'
 # checker runs): all the tests of a group go to one worker. (The site is built once a

@@ -3,8 +3,8 @@ by PyYAML through skills.py's parse_skill_md, the body as the system prompt, one
 per bad file while the rest load, the project's type before the user's, and memory
 in three scopes with the first MEMORY_LINES lines of MEMORY.md.
 
-The loader is driven directly on files in the test's workspace and a fake home;
-code.py starts these types after issue 38's agent object (TASKS_PLAN.md).
+The loader is driven directly on files in the test's workspace and a fake home; an
+agent type started through the real loop: tests/test_s06_agent_modes.py.
 """
 
 from __future__ import annotations

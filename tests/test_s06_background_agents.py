@@ -3,7 +3,7 @@ its own, its id at once; its final answer told once in a <task-notification>, as
 Claude Code shapes one; stopped by its cancel event, for good; commands' ids unchanged.
 
 background.py is driven directly with a stand-in for the child's loop (a function of
-the cancel event); code.py starts real children after issue 38 (TASKS_PLAN.md).
+the cancel event); real children through the loop: tests/test_s06_agent_modes.py.
 """
 
 from __future__ import annotations

@@ -2,8 +2,8 @@
 refusal with its reason, a refused update that changes nothing, one lock for many
 threads, and the verification nudge.
 
-tasks.py is driven directly: it holds no request. Its tools (task_create ...) join
-code.py after issue 38's agent object (TASKS_PLAN.md); the loop's tests come then.
+tasks.py is driven directly: it holds no request. Its tools (task_create ...) through
+the real loop: tests/test_s06_agent_modes.py.
 """
 
 from __future__ import annotations

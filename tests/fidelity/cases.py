@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from harness import Case
+from harness import CHILD, Case
 
 HERE = Path(__file__).resolve().parent
 CAPITAL = "one\ntwo\nthree\n"
@@ -443,8 +443,8 @@ MCP = [
 # --- the task list (s06, issue 41) -----------------------------------------------------
 # Claude Code has the task tools in -p mode only with CLAUDE_CODE_ENABLE_TODO_TOOLS=1
 # (tasks_facts.md). Each case's calls go one a message (apart): an update needs the
-# id its create answered. Recorded now (recorded/task-list.json); played to s06 once
-# its task tools land (TASKS_PLAN.md, section 10): then "task list" joins MECHANISMS.
+# id its create answered. Recorded in recorded/task-list.json; the chapter's side is
+# s06's task_create ... task_list (harness.COURSE_TOOL), played through its loop.
 TASK_ENV = {"CLAUDE_CODE_ENABLE_TODO_TOOLS": "1"}
 TASK_TOOLS = "Bash,Read,Write,Edit,Glob,Grep,TaskCreate,TaskUpdate,TaskGet,TaskList"
 
@@ -463,13 +463,26 @@ def task_case(name: str, *calls) -> Case:
 
 
 def task_said(text: str) -> str:
-    """What a task tool's answer says, ids kept and wording aside: created #N,
-    updated, not found, or the first line's words about state."""
+    """What a task tool's answer means, wording aside: "created #N", "updated #N",
+    "not found" (an unknown or deleted id), "invalid input" (a value the schema
+    does not allow), a task's "#N status (owner)" (TaskGet), or the list's ids,
+    statuses and owners (TaskList); else the first line's words (a refusal's)."""
     if m := re.search(r"Task #(\d+) created", text):
         return f"created #{m[1]}"
-    if re.search(r"no task #|not found", text, re.I):
+    if re.search(r"no task #|not found|was deleted", text, re.I):
         return "not found"
-    return "updated" if re.match(r"Updated task #", text) else text.split("\n")[0][:40]
+    if re.search(r"InputValidationError|is not one of", text):
+        return "invalid input"
+    if m := re.match(r"Updated task #(\d+)", text):
+        return f"updated #{m[1]}"
+    if m := re.match(r"Task #(\d+): .*\nStatus: (\w+)(?:\nOwner: (.+))?", text):
+        return f"#{m[1]} {m[2]}" + f" ({m[3]})" * bool(m[3])
+    rows = re.findall(r"^#(\d+) \[(\w+)\] .*?(?: \((\w[^()]*)\))?(?: \[blocked.*)?$",
+                      text, re.M)
+    if rows:
+        return "list: " + ", ".join(f"#{i} {status}" + f" ({owner})" * bool(owner)
+                                    for i, status, owner in rows)
+    return text.removeprefix("Error: ").split("\n")[0][:48]
 
 
 TASK_LIST = [
@@ -490,7 +503,36 @@ TASK_LIST = [
               ("TaskGet", {"taskId": "1"}), create("B")),
     task_case("an empty subject", create("")),
 ]
-TASK_PROBES = {"said": task_said}
+TASK_PROBES = {case.id: task_said for case in TASK_LIST}
+
+
+# --- agent modes (s06, issue 41) ------------------------------------------------------
+# An agent call on both sides, synchronous (run_in_background false: Claude Code's
+# default is the background, the course's is not); the outcome is is_error and what
+# the child's first request holds against the request whose reply made the call
+# (harness.child_facts: system, tools, the parent's messages repeated, what follows).
+# The child answers "done" at once (its prompt holds harness.CHILD).
+TOOLS_WITH_AGENT = "Bash,Read,Write,Edit,Glob,Grep,Agent"
+
+
+def agent_call(kind: str | None) -> tuple:
+    return ("Agent", {"description": "a child", "prompt": f"{CHILD}: say done",
+                      "run_in_background": False,
+                      **({"subagent_type": kind} if kind else {})})
+
+
+def agent_case(name: str, *calls) -> Case:
+    return Case(f"agents: {name}", list(calls), {"a.txt": "hi\n"},
+                tools=TOOLS_WITH_AGENT, children=True)
+
+
+AGENT_MODES = [
+    agent_case("a fork", agent_call("fork")),
+    agent_case("a fork beside a Read", agent_call("fork"),
+               ("Read", {"file_path": "a.txt"})),
+    agent_case("general-purpose", agent_call("general-purpose")),
+    agent_case("no subagent_type", agent_call(None)),
+]
 
 
 # --- auto mode (s03, issue 40) ---------------------------------------------------------

@@ -32,6 +32,7 @@ from __future__ import annotations
 import atexit
 import functools
 import hashlib
+import inspect
 import json
 import os
 import random
@@ -67,7 +68,11 @@ from offline.server import (ScriptedServer, error, is_review, reply,  # noqa: E4
 
 # Claude Code's tool -> the course's tool, and the fields that differ.
 COURSE_TOOL = {"Bash": "run_shell", "Read": "read_file", "Write": "write_file",
-               "Edit": "edit_file", "Glob": "list_files", "Grep": "grep_search"}
+               "Edit": "edit_file", "Glob": "list_files", "Grep": "grep_search",
+               "TaskCreate": "task_create", "TaskUpdate": "task_update",
+               "TaskGet": "task_get", "TaskList": "task_list",  # fields: the same
+               "Agent": "agent"}
+CLAUDE_NAME = {course: claude for claude, course in COURSE_TOOL.items()}
 COURSE_FIELD = {"glob": "include"}
 TOOLS = "Bash,Read,Write,Edit,Glob,Grep"  # Claude Code's --tools, unless a case says
 # The MCP cases' server: the course's stockroom, from the workspace's .mcp.json on
@@ -93,6 +98,9 @@ class Case:
     env: dict = field(default_factory=dict)  # more of Claude Code's environment
     tools: str = TOOLS               # Claude Code's --tools
     home: dict = field(default_factory=dict)  # files in the run's HOME: path -> text
+    # agent calls (their prompts hold CHILD): what each child's first request holds
+    # (child_facts) is part of the call's outcome, "child"
+    children: bool = False
 
     def key(self) -> str:
         """The hash of what Claude Code's answer depends on: the pinned version and
@@ -109,10 +117,10 @@ class Case:
 
 
     def extra(self) -> list:
-        """env, tools and home, in the key only when set: no recorded answer of a
-        case without them changes."""
+        """env, tools, home and children, in the key only when set: no recorded
+        answer of a case without them changes."""
         given = {"env": self.env, "tools": self.tools if self.tools != TOOLS else "",
-                 "home": self.home}
+                 "home": self.home, "children": self.children and facts_version()}
         return [{k: v for k, v in given.items() if v}] if any(given.values()) else []
 
 
@@ -219,6 +227,8 @@ class OneMessage(ScriptedServer):
         super().__init__()
         self.turns, self.results = turns, None
         self.checks = checks or {}  # tool_use id -> the API check's status (auto mode)
+        self.asked = {}  # turn -> the first request that got it
+        self.children = []  # a child agent's requests (CHILD in a user's text)
         self.reviews = reviews or {}  # a chapter's reviewer: action -> its answers
         # what each call's check read: Claude Code's request that brought the call
         # (its `safeguards`), by tool_use id; a chapter's reviewer's prompts, by action
@@ -242,6 +252,10 @@ class OneMessage(ScriptedServer):
                 return answers.pop(0) if answers else NO_REVIEW
         if not body.get("tools"):
             return reply("ok")
+        if any(CHILD in text for text in user_texts(body)):
+            with self._lock:
+                self.children.append(body)
+            return reply("done")
         blocks = [b for m in body["messages"] if isinstance(m["content"], list)
                   for b in m["content"] if isinstance(b, dict)]
         results = [b for b in blocks if b.get("type") == "tool_result"]
@@ -255,6 +269,7 @@ class OneMessage(ScriptedServer):
         turn = reply(*self.turns[sent])
         for block in self.turns[sent]:
             self.check_read[block["id"]] = json.dumps(body.get("safeguards") or [])
+        self.asked.setdefault(sent, body)
         checked = {b["id"]: self.checks[b["id"]] for b in self.turns[sent]
                    if self.checks.get(b.get("id")) is not None}
         if checked and body.get("safeguards"):  # the API's check, only when asked for
@@ -317,6 +332,96 @@ def rules_read(case: Case, calls: list, keys: list, read: dict) -> None:
     if rules := auto_mode_rules(case):
         for call, key in zip(calls, keys):
             call["rules"] = [rule for rule in rules if rule in read.get(key, "")]
+
+
+# --- a child agent's first request (the agent cases) ----------------------------------
+# An agent call's prompt holds CHILD; a request that carries it in a user's text (a
+# fork's directive, a fresh agent's first message) is the child's, and the server
+# answers it "done". What the child's first request holds is compared with the
+# request whose reply made the call: the same text on both sides means the same, so
+# a text sent as a string or as a block, with or without cache_control, is one text.
+CHILD = "FIDELITY-CHILD"
+BILLING = "x-anthropic-billing-header:"  # Claude Code's first system block: metadata
+
+
+def user_texts(body: dict) -> list[str]:
+    return [b["text"] for m in body.get("messages", []) if m["role"] == "user"
+            for b in blocks_of(m) if b.get("type") == "text"]
+
+
+def blocks_of(message: dict) -> list[dict]:
+    """A message's content as blocks, cache_control left out."""
+    content = message["content"]
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [{k: v for k, v in b.items() if k != "cache_control"} for b in content]
+
+
+def said(message: dict, prompt: str) -> str:
+    """A message in a few words: its role, then each block: a tool call's name (in
+    Claude Code's names), tool_result, "the prompt" (the call's prompt, alone), "the
+    directive" (a text holding it), or text."""
+    words = []
+    for b in blocks_of(message):
+        if b["type"] == "tool_use":
+            words.append(CLAUDE_NAME.get(b["name"], b["name"]))
+        elif b["type"] == "text":
+            text = b["text"].strip()
+            words.append("the prompt" if text == prompt else
+                         "the directive" if prompt in text else "text")
+        else:
+            words.append(b["type"])
+    return f"{message['role']}: {', '.join(words)}"
+
+
+def child_facts(parent: dict, child: dict, prompt: str) -> dict:
+    """What a child's first request holds, against its parent's request: the system
+    (the same, the same but Claude Code's billing header, or its own), the tools,
+    how many of the parent's messages it repeats (all, none, or k of n), and what
+    follows them."""
+    systems = [[b["text"] for b in blocks_of({"content": r.get("system") or []})]
+               for r in (parent, child)]
+    bare = [[t for t in s if not t.startswith(BILLING)] for s in systems]
+    given, sent = ([blocks_of(m) for m in r["messages"]] for r in (parent, child))
+    k = next((i for i, (a, b) in enumerate(zip(given, sent)) if a != b),
+             min(len(given), len(sent)))
+    same_tools = tools_sent(parent) == tools_sent(child)
+    return {"system": "the same" if systems[0] == systems[1] else
+            "the same but the billing header" if bare[0] == bare[1] else "its own",
+            "tools": "the same" if same_tools else "its own",
+            "repeats": "all" if k == len(given) else "none" if k == 0 else
+            f"{k} of {len(given)}",
+            "then": [said(m, prompt) for m in child["messages"][k:]]}
+
+
+def tools_sent(request: dict) -> list:
+    """A request's tools but the suite's own prompt tool (bin/prompt_mcp.py, Claude
+    Code's --permission-prompt-tool: the parent's list leaves it out, a fresh child's
+    lists it)."""
+    return [t for t in request["tools"] if t["name"] != "mcp__fidelity__ask"]
+
+
+@functools.cache
+def facts_version() -> str:
+    """child_facts' code: recorded facts are stale when it changes (Case.key)."""
+    code = "".join(inspect.getsource(f)
+                   for f in (blocks_of, said, tools_sent, child_facts))
+    return hashlib.sha256(code.encode()).hexdigest()[:12]
+
+
+def children(case: Case, server: OneMessage, blocks: list, calls: list) -> None:
+    """Each agent call's outcome gains "child": what its child's first request held
+    (None: no child started)."""
+    if not case.children:
+        return
+    for i, block in enumerate(blocks):
+        prompt, calls[i]["child"] = block["input"].get("prompt", ""), None
+        if CLAUDE_NAME.get(block["name"], block["name"]) != "Agent":
+            continue
+        first = next((r for r in server.children
+                      if any(prompt in text for text in user_texts(r))), None)
+        turn = i if case.apart else 0
+        calls[i]["child"] = first and child_facts(server.asked[turn], first, prompt)
 
 
 def turns(case: Case, blocks: list) -> list:
@@ -423,6 +528,7 @@ def _run_claude(case: Case, root: Path) -> dict:
         calls.append({"decision": decision, "error": bool(result.get("is_error")),
                       "text": text_of(result)})
     rules_read(case, calls, [b["id"] for b in blocks], read)
+    children(case, server, blocks, calls)
     return {"calls": calls, "files": snapshot(ws)}
 
 
@@ -586,4 +692,5 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
                       "text": text})
     rules_read(case, calls, [action_key({"tool": b["name"], "input": b["input"]})
                              for b in blocks], server.check_read)
+    children(case, server, blocks, calls)
     return {"calls": calls, "files": snapshot(ws)}

@@ -3,8 +3,10 @@ reason, the chapter that owns it and what the course does about it.
 
 row -> {"since": first chapter where it differs, "until": first where it no longer
 does (optional), "owner": the chapter whose mechanism it is, "kind": one of KINDS,
-"reason": why}. The suite fails on a difference not listed here, and on a listed one
-that is gone: update this file when a fix lands or Claude Code changes.
+"reason": why, and optionally "course": the course's side as the page shows it, when
+a row may differ in more ways than one}. The suite fails on a difference not listed
+here, on a listed one that is gone, and on a course side that is not the one listed:
+update this file when a fix lands or Claude Code changes.
 """
 
 KINDS = {
@@ -15,9 +17,10 @@ KINDS = {
 }
 
 
-def known(since, kind, reason, owner=None, until=None) -> dict:
+def known(since, kind, reason, owner=None, until=None, course=None) -> dict:
     entry = {"since": since, "kind": kind, "reason": reason, "owner": owner or since}
-    return entry | ({"until": until} if until else {})
+    return entry | ({"until": until} if until else {}) | (
+        {"course": course} if course else {})
 
 
 TLDR = "tldr-pages examples: "
@@ -198,6 +201,89 @@ KNOWN["mcp: deny rule on the server, with *"] = known(
     "s05", "choice", "as for `mcp__stockroom`: `mcp__stockroom__*` names the whole "
     "server on both sides; Claude Code leaves its tools out, the course denies each "
     "call")
+
+# --- the task list (s06, issue 41; tasks_facts.md) ---
+# Claude Code 2.1.332's task tools keep no state machine: every status may follow
+# every other, cycles and self-blocks are stored, a blocked task may start, and an
+# unknown id is a plain (not is_error) "Task not found". s06 keeps the state machine
+# the issue's seed describes, and a call it refuses is an is_error result that says
+# why (errors are data, the model can act on them).
+TASKS = "tasks: "
+MACHINE = ("the course's task list has a state machine (issue 41's seed: pending -> "
+           "in_progress -> completed, deleted from any state); 2.1.332 has none and "
+           "lets any status follow any other")
+NOT_FOUND = ("both say there is no such task; 2.1.332's `Task not found` is not "
+             "is_error, the course's answer is, and names the tasks there are")
+for row, reason in {
+    "the usual way: 4. TaskGet #1": (
+        "the course makes whoever starts a task its owner (the seed: the owner set on "
+        "in_progress; a subagent's name shows who took what); 2.1.332 sets the owner "
+        "on in_progress only for teammates of an agent team (tasks_facts.md)"),
+    "the usual way: 5. TaskList": "as for TaskGet: the course lists the owner, main",
+    "moves the machine has not: 2. TaskUpdate #1 status=completed": (
+        MACHINE + ": pending -> completed skips the work, so the course refuses it "
+        "(is_error: where the task may move)"),
+    "moves the machine has not: 3. TaskUpdate #1 status=pending": (
+        "follows from the call before: the course left the task pending, so setting "
+        "pending changes nothing and it says so; 2.1.332 answers `Updated task #1 "
+        "status`"),
+    "unknown ids: 2. TaskUpdate #9 status=completed": NOT_FOUND,
+    "unknown ids: 3. TaskGet #9": NOT_FOUND,
+    "unknown ids: 4. TaskUpdate #1 addBlocks=9": (
+        "2.1.332 stores an edge to a task that does not exist; the course refuses "
+        "it (is_error: no task #9), so what blocks what names real tasks only"),
+    "a cycle and a self-block: 4. TaskUpdate #1 addBlockedBy=2": (
+        "2.1.332 stores the cycle; the course refuses the edge that would close it "
+        "(no task in a cycle could ever start)"),
+    "a cycle and a self-block: 5. TaskUpdate #1 addBlockedBy=1": (
+        "as for the cycle: a task that blocks itself could never start"),
+    "a blocked start: 4. TaskUpdate #2 status=in_progress": (
+        MACHINE + ": the course does not start a task while a task that blocks it is "
+        "unfinished (is_error naming the blocker); 2.1.332 starts it"),
+    "deleted, its id not reused: 3. TaskGet #1": (
+        "both say the task is gone; 2.1.332's `Task not found` is not is_error, the "
+        "course's says it was deleted (ids are never reused on either side)"),
+    "an empty subject": (
+        "2.1.332 creates a task with an empty subject; the course refuses it "
+        "(is_error: give the task a short title): a list of untitled tasks tells "
+        "agents nothing"),
+}.items():
+    KNOWN[TASKS + row] = known("s06", "choice", reason)
+
+# --- agent modes (s06, issue 41; tasks_facts.md, "Agent: kinds") ---
+# What a child's first request holds, against the request whose reply started it.
+BILLING_HEADER = (
+    "Claude Code's first system block is a billing header line (metadata, not "
+    "prompt text), which gains `cc_is_subagent=true;` in the fork, so its fork's "
+    "system is its parent's but for that line (whether the API counts the line in "
+    "the cached prefix is not observable offline); the course sends no such line and "
+    "its fork's system is its parent's byte for byte")
+# Each row may differ in several facts: the course's side is pinned ("course"), so
+# a fork that stops repeating its parent's prefix fails here, though the row differs.
+FORK = ("ok; child: system the same, tools the same, repeats all, then assistant: "
+        "Agent / user: tool_result, the directive")
+KNOWN["agents: a fork"] = known("s06", "choice", BILLING_HEADER, course=FORK)
+KNOWN["agents: a fork beside a Read: Agent fork"] = known(
+    "s06", "choice", "the course's fork repeats the parent's whole reply (the Read "
+    "call too) and answers the other call with a placeholder, as issue 41 asks; "
+    "Claude Code 2.1.332 keeps only the fork's own call. The cached prefix ends "
+    "before the reply either way. Its system: as for `agents: a fork`",
+    course=FORK.replace("Agent /", "Agent, Read /").replace(
+        "tool_result,", "tool_result, tool_result,"))
+KNOWN["agents: general-purpose"] = known(
+    "s06", "choice", "both start a fresh agent with the parent's tools and none of "
+    "its messages; Claude Code gives it a system prompt of its own (a subagent's, "
+    "about half the length) and repeats its context reminders (a system-reminder "
+    "text before the prompt, the environment as a system message); the course's "
+    "fresh agent keeps the course's one system prompt, which says where it runs, and "
+    "its only message is the prompt", course=(
+        "ok; child: system the same, tools the same, repeats none, then user: the "
+        "prompt"))
+KNOWN["agents: no subagent_type"] = known(
+    "s06", "choice", "2.1.332 starts a fresh general-purpose agent when no "
+    "subagent_type is named (it forks only on \"fork\"); the course forks, as the "
+    "issue's seed describes (an older version's default, tasks_facts.md): a fork "
+    "shares the parent's cached prefix", course=FORK)
 
 # --- auto mode (s03, issue 40): Claude Code 2.1.332's check runs on the API -----------
 # (auto_mode_facts.md); the course's reviewer is a request of its own, played from the

@@ -21,7 +21,7 @@ from known import KINDS  # noqa: E402
 
 ORDER = ["file tools", "run_shell", "permission rules and modes",
          "bash read-only verdicts", "dangerous commands", "auto mode", "hook protocol",
-         "MCP servers"]
+         "MCP servers", "task list", "agent modes"]
 
 
 def load(results: Path = HERE / "results") -> list[dict]:
