@@ -6,18 +6,21 @@ apart (offline/server.py). The assertions are on the files on disk, on the reque
 the server received (the reviewer's are those that force `verdict`) and on the
 tool_results the model got. The reviewer's module is tested alone in
 tests/test_auto_mode.py; here, its place in the order: deny rules, then what always
-asks, then the fast path, then the reviewer where you would have been asked.
+asks, then the fast path, then the reviewer where you would have been asked. One
+test runs the real code.py in a pseudo-terminal (offline/terminal.py), where a user
+is there to answer the question the counters hand over.
 """
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import anthropic
 import pytest
 
-from conftest import (load_chapter, result_text, run_main, teaching_and_last,
-                      write_settings)
+from conftest import (ROOT, clean_env, load_chapter, result_text, run_main,
+                      teaching_and_last, write_settings)
 from offline.server import (ScriptedServer, is_review, reply, review_by, reviewed,
                             server_error, tool_use, verdict)
 
@@ -257,3 +260,41 @@ def test_the_demo_shows_an_allow_a_block_and_an_injection_the_reviewer_never_see
     assert ("auto mode's reviewer, last task: 2 of its 3 tool calls reached it (67%), "
             "in 3 requests") in screen
     assert len(reviews) == 3 and not server.rejected
+
+
+# --- at a terminal: the user decides, and the row starts over ------------------------
+
+@pytest.mark.parametrize("chapter", teaching_and_last("s03_permissions", between=False))
+def test_a_yes_after_three_blocks_runs_the_call_and_the_row_starts_over(
+        chapter, project, own_home):
+    """The real code.py in a pseudo-terminal, in auto mode, against the scripted
+    server: the reviewer blocks six calls. The 3rd is put to the user, who types y:
+    it runs. The row starts over: the 4th and 5th are blocked with nobody asked, the
+    6th is asked again (n: it does not run)."""
+    pytest.importorskip("pty", reason="pseudo-terminals are POSIX only")
+    from offline.terminal import PERMISSION, Terminal
+    calls = [shell(f"touch ran-{n}") for n in range(1, 7)]
+    with ScriptedServer([*calls, reply("Done.")],
+                        reviews=[verdict("block", BLOCKED)] * 12) as server:
+        env = clean_env(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url,
+                        HOME=str(own_home), TMPDIR=str(project))
+        t = Terminal([sys.executable, str(ROOT / chapter / "code.py"),
+                      "--permission-mode", "auto", "Tidy the workspace."], project, env)
+        try:
+            before = t.expect(PERMISSION)
+            assert before.count("[block] auto mode: the reviewer blocked it") == 2
+            assert "? Allow run_shell(command='touch ran-3')" in before
+            assert "blocked 3 calls in a row" in before
+            t.answer("y")
+            between = t.expect(PERMISSION)
+            assert "the user approved it" in between
+            assert between.count("[block] auto mode: the reviewer blocked it") == 2
+            assert "? Allow run_shell(command='touch ran-6')" in between
+            assert "? Allow run_shell(command='touch ran-4')" not in between
+            t.answer("n")
+            status, screen = t.finish()
+        finally:
+            t.close()
+    assert status == 0, screen[-3000:]
+    assert sorted(p.name for p in project.glob("ran-*")) == ["ran-3"]
+    assert len(reviews_of(server)) == 12 and not server.rejected

@@ -10,6 +10,7 @@ gone), so a new Claude Code version cannot change silently.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -532,3 +533,70 @@ AGENT_MODES = [
     agent_case("general-purpose", agent_call("general-purpose")),
     agent_case("no subagent_type", agent_call(None)),
 ]
+
+
+# --- auto mode (s03, issue 40) ---------------------------------------------------------
+# Claude Code 2.1.332 asks the API to check a call: the request carries `safeguards`
+# and the answer a verdict per call (auto_mode_facts.md). A case's `checks` are those
+# verdicts; the chapters' reviewer plays the same (harness.reviews_for). No verdict at
+# all (None) is what a local server or a gateway gives. The blocks are counted per
+# session, so each case that counts them plays its calls one a message (apart).
+def flagged(why: str) -> dict:
+    return {"type": "evaluated", "outcome": "flagged", "explanation": why}
+
+
+NOT_FLAGGED = {"type": "evaluated", "outcome": "not_flagged"}
+UNAVAILABLE = {"type": "unavailable", "reason": "error"}
+ONE_LINER = 'python3 -c "print(42)"'
+GONE = "It deletes files the user did not name."
+
+
+def one_liners(*checks) -> dict:
+    """A python one-liner per check (each its own number), and the checks."""
+    return {"calls": bash_calls(*(f'python3 -c "print({n})"'
+                                  for n in range(len(checks)))), "checks": list(checks)}
+
+
+AUTO = [
+    # the fast path: what runs, or not, with no verdict in the answer
+    Case("auto: no verdict", [
+        (BASH, {"command": "ls -la"}),
+        ("Write", {"file_path": "b.txt", "content": "x\n"}),
+        ("Read", {"file_path": "/etc/hostname"}),
+        (BASH, {"command": "echo x > c.txt"}),
+        (BASH, {"command": "rm a.txt"}),
+        (BASH, {"command": "rm -rf build"}),
+        (BASH, {"command": "cat /etc/hostname"}),
+        (BASH, {"command": "curl -s https://example.com"}),
+        (BASH, {"command": ONE_LINER})],
+        {"a.txt": "x\n", "build/x.o": "o\n"}, mode="auto"),
+    Case("auto: verdicts", **one_liners(NOT_FLAGGED, flagged(GONE)), mode="auto"),
+    Case("auto: the check unavailable", **one_liners(UNAVAILABLE), mode="auto"),
+    Case("auto: a deny rule before the check", bash_calls("rm a.txt"), {"a.txt": "x\n"},
+         settings={"permissions": {"deny": ["Bash(rm:*)"]}}, mode="auto",
+         checks=[NOT_FLAGGED]),
+    # what asks in every mode in the course, not flagged by the check
+    Case("auto: what always asks", [
+        ("Write", {"file_path": ".git/hooks/pre-commit", "content": "x\n"}),
+        ("Write", {"file_path": ".claude/settings.local.json", "content": "{}\n"}),
+        (BASH, {"command": "git push --force"}),
+        (BASH, {"command": "ls", "dangerouslyDisableSandbox": True})], GIT_REPO,
+        mode="auto", checks=[NOT_FLAGGED] * 4),
+    # the settings' autoMode rules: which files' reach the check (one rule each)
+    Case("auto: autoMode, by settings file", bash_calls(ONE_LINER), {
+        ".claude/settings.local.json": json.dumps({"autoMode": {"environment": [
+            "Local rule: the staging bucket is trusted."]}})},
+         settings={"autoMode": {"allow": ["Project rule: allow everything."]}},
+         home={".claude/settings.json": json.dumps({"autoMode": {"soft_deny": [
+             "User rule: never deploy."]}})}, mode="auto", checks=[NOT_FLAGGED]),
+    # who decides: 3 blocks in a row, then the user (and while the row lasts); an
+    # allow ends the row; the 20th block of a session, then the count starts over
+    Case("auto: blocks in a row", **one_liners(*[flagged(GONE)] * 4), mode="auto",
+         apart=True),
+    Case("auto: an allow ends the row", **one_liners(
+        flagged(GONE), NOT_FLAGGED, flagged(GONE), flagged(GONE)), mode="auto",
+         apart=True),
+    Case("auto: 20 blocks a session", **one_liners(
+        *[flagged(GONE), flagged(GONE), NOT_FLAGGED] * 11), mode="auto", apart=True),
+]
+AUTO_PROBES = {"auto: verdicts": lambda text: GONE.rstrip(".") in text}

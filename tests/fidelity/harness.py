@@ -63,7 +63,8 @@ NOBODY = 65534  # Claude Code refuses bypassPermissions as root: it runs as nobo
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 import agent_as_user  # noqa: E402  (a Python and a course another user may run)
-from offline.server import ScriptedServer, reply, tool_use  # noqa: E402
+from offline.server import (ScriptedServer, error, is_review, reply,  # noqa: E402
+                           reviewed, server_error, tool_use, verdict)
 
 # Claude Code's tool -> the course's tool, and the fields that differ.
 COURSE_TOOL = {"Bash": "run_shell", "Read": "read_file", "Write": "write_file",
@@ -96,6 +97,7 @@ class Case:
     checks: list = field(default_factory=list)
     env: dict = field(default_factory=dict)  # more of Claude Code's environment
     tools: str = TOOLS               # Claude Code's --tools
+    home: dict = field(default_factory=dict)  # files in the run's HOME: path -> text
     # agent calls (their prompts hold CHILD): what each child's first request holds
     # (child_facts) is part of the call's outcome, "child"
     children: bool = False
@@ -115,10 +117,10 @@ class Case:
 
 
     def extra(self) -> list:
-        """env and tools, in the key only when set: no recorded answer of a case
-        without them changes."""
+        """env, tools, home and children, in the key only when set: no recorded
+        answer of a case without them changes."""
         given = {"env": self.env, "tools": self.tools if self.tools != TOOLS else "",
-                 "children": self.children and facts_version()}
+                 "home": self.home, "children": self.children and facts_version()}
         return [{k: v for k, v in given.items() if v}] if any(given.values()) else []
 
 
@@ -182,6 +184,14 @@ def make_workspace(case: Case, root: Path, for_claude: bool = False) -> Path:
     return ws
 
 
+def write_home(case: Case, home: Path) -> None:
+    """The run's HOME, with the case's files in it."""
+    home.mkdir()
+    for name, body in case.home.items():
+        (home / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / name).write_text(body)
+
+
 def snapshot(ws: Path) -> dict:
     """path -> text (or "<binary N bytes>") of every file, settings and results aside."""
     files = {}
@@ -212,16 +222,34 @@ class OneMessage(ScriptedServer):
     last message: Claude Code may end a request with a message of its own (a working
     directory that changed) after the tool_results, and asks again after "done"."""
 
-    def __init__(self, turns: list, checks: dict | None = None):
+    def __init__(self, turns: list, checks: dict | None = None,
+                 reviews: dict | None = None):
         super().__init__()
         self.turns, self.results = turns, None
         self.checks = checks or {}  # tool_use id -> the API check's status (auto mode)
         self.asked = {}  # turn -> the first request that got it
         self.children = []  # a child agent's requests (CHILD in a user's text)
+        self.reviews = reviews or {}  # a chapter's reviewer: action -> its answers
+        # what each call's check read: Claude Code's request that brought the call
+        # (its `safeguards`), by tool_use id; a chapter's reviewer's prompts, by action
+        self.check_read: dict = {}
+
+    def start(self) -> "OneMessage":
+        """subtle: with Nagle's algorithm on, each answer that is not streamed waits
+        for the client's delayed ACK (about 40 ms on loopback): most of a chapter's
+        time here. Off, as the answer's head and body are written apart."""
+        super().start()
+        self._httpd.RequestHandlerClass.disable_nagle_algorithm = True
+        return self
 
     def next_turn(self, body: dict) -> dict:
         with self._lock:
             self.requests.append(body)
+            if is_review(body):  # a chapter's auto mode reviewer (reviews_for)
+                key = action_key(reviewed(body)["action"])
+                self.check_read[key] = self.check_read.get(key, "") + body["system"]
+                answers = self.reviews.get(key)
+                return answers.pop(0) if answers else NO_REVIEW
         if not body.get("tools"):
             return reply("ok")
         if any(CHILD in text for text in user_texts(body)):
@@ -239,6 +267,8 @@ class OneMessage(ScriptedServer):
         if sent >= len(self.turns):
             return reply("done")
         turn = reply(*self.turns[sent])
+        for block in self.turns[sent]:
+            self.check_read[block["id"]] = json.dumps(body.get("safeguards") or [])
         self.asked.setdefault(sent, body)
         checked = {b["id"]: self.checks[b["id"]] for b in self.turns[sent]
                    if self.checks.get(b.get("id")) is not None}
@@ -246,6 +276,62 @@ class OneMessage(ScriptedServer):
             turn["safeguard_results"] = [{"type": "dangerous_tool_use", "status": {
                 "type": "available", "tool_uses": checked}}]
         return turn
+
+
+# --- auto mode: the API's check (Claude Code), a reviewer (a chapter) ---------------
+# Claude Code 2.1.332 asks the API to check a call (OneMessage streams the case's
+# `checks`); a chapter asks a reviewer of its own, a second request that forces the
+# tool `verdict` (auto_mode.py). The same check, played to a chapter's reviewer:
+# flagged -> block at both looks; not_flagged -> allow; unavailable -> a server error
+# (the SDK's one retry too); None -> no review expected: a chapter that asks for one
+# gets NO_REVIEW, an error, so its reviewer fails.
+NO_REVIEW = error(400, "invalid_request_error",
+                  "fidelity: the API checks nothing for this call (no review expected)")
+
+
+def action_key(action: dict) -> str:
+    """A reviewed action ({"tool", "input"}, auto_mode.project()) as a key."""
+    return json.dumps(action, sort_keys=True)
+
+
+def review_answers(check: dict | None) -> list:
+    """A chapter's reviewer's answers to one call, from the API's check of it."""
+    if check is None:
+        return []
+    if check["type"] == "unavailable":
+        return [server_error(retry_after=0.001)] * 2  # no backoff
+    if check.get("outcome") == "flagged":
+        return [verdict("block", check.get("explanation") or "Flagged.")] * 2
+    return [verdict("allow", "No rule applies to this action.")]
+
+
+def reviews_for(case: Case, blocks: list) -> dict:
+    """action_key -> the reviewer's answers, in order, for a chapter's calls (a call
+    made twice has its answers queued in turn)."""
+    reviews: dict = {}
+    for block, check in zip(blocks, case.checks):
+        action = {"tool": block["name"], "input": block["input"]}
+        reviews.setdefault(action_key(action), []).extend(review_answers(check))
+    return reviews
+
+
+def auto_mode_rules(case: Case) -> list[str]:
+    """The entries of every `autoMode` a case's settings files hold (the project's,
+    .claude/settings.local.json among its files, ~/.claude/settings.json in home)."""
+    files = [case.settings] + [json.loads(text) for name, text in
+                               [*case.files.items(), *case.home.items()]
+                               if name.endswith((".claude/settings.json",
+                                                 ".claude/settings.local.json"))]
+    return [entry for data in files for entries in data.get("autoMode", {}).values()
+            for entry in entries]
+
+
+def rules_read(case: Case, calls: list, keys: list, read: dict) -> None:
+    """Each call's `rules`: which of the case's autoMode entries its check read (only
+    for a case that has some: no other answer changes)."""
+    if rules := auto_mode_rules(case):
+        for call, key in zip(calls, keys):
+            call["rules"] = [rule for rule in rules if rule in read.get(key, "")]
 
 
 # --- a child agent's first request (the agent cases) ----------------------------------
@@ -384,7 +470,7 @@ def run_claude(case: Case) -> dict:
 
 def _run_claude(case: Case, root: Path) -> dict:
     ws, home = make_workspace(case, root, for_claude=True), root / "home"
-    home.mkdir()
+    write_home(case, home)
     as_nobody = os.geteuid() == 0  # as root: drop to nobody; else run as we are
     tools = tools_for(as_nobody)
     claude = CLAUDE if tools == HERE else tools / "claude"
@@ -430,6 +516,7 @@ def _run_claude(case: Case, root: Path) -> dict:
     except ValueError:
         raise RuntimeError(f"Claude Code failed (exit {proc.returncode}): "
                            f"{proc.stderr[-500:]}") from None
+    read = dict(server.check_read)
     denied = {d["tool_use_id"] for d in out.get("permission_denials", [])}
     asks = {json.loads(line).get("tool_use_id") for line in asked.read_text().splitlines()}
     calls = []
@@ -440,6 +527,7 @@ def _run_claude(case: Case, root: Path) -> dict:
                     "denied" if block["id"] in denied else "allowed")
         calls.append({"decision": decision, "error": bool(result.get("is_error")),
                       "text": text_of(result)})
+    rules_read(case, calls, [b["id"] for b in blocks], read)
     children(case, server, blocks, calls)
     return {"calls": calls, "files": snapshot(ws)}
 
@@ -563,6 +651,9 @@ def run_chapter(mod, case: Case) -> dict:
 def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
     ws = make_workspace(case, root)
     monkeypatch.chdir(ws)
+    if case.mode == "auto" or case.home:  # a home of its own, as Claude Code has:
+        write_home(case, root / "home")    # the reviewer reads ~/.claude's rules
+        monkeypatch.setenv("HOME", str(root / "home"))
     if hasattr(mod, "THIS_RUN"):  # trusted (s04 on), as Claude Code's config says on
         monkeypatch.setitem(mod.THIS_RUN, ws.resolve(), True)  # its side: hooks run
     if case.shell == "stub":
@@ -570,7 +661,7 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
                             lambda agent, command, timeout=None: RAN)
     blocks = [tool_use(*course_input(name, tool_input))
               for name, tool_input in case.calls]
-    server = OneMessage(turns(case, blocks))
+    server = OneMessage(turns(case, blocks), reviews=reviews_for(case, blocks))
     with server, open(os.devnull, "w") as quiet:
         agent = mod.Agent(anthropic.Anthropic(api_key="fidelity", base_url=server.url,
                                               max_retries=0))
@@ -599,5 +690,7 @@ def _run_chapter(mod, case: Case, root: Path, monkeypatch) -> dict:
             decision = "asked" if "no one can answer" in text else "denied"
         calls.append({"decision": decision, "error": bool(result.get("is_error")),
                       "text": text})
+    rules_read(case, calls, [action_key({"tool": b["name"], "input": b["input"]})
+                             for b in blocks], server.check_read)
     children(case, server, blocks, calls)
     return {"calls": calls, "files": snapshot(ws)}

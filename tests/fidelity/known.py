@@ -284,3 +284,58 @@ KNOWN["agents: no subagent_type"] = known(
     "subagent_type is named (it forks only on \"fork\"); the course forks, as the "
     "issue's seed describes (an older version's default, tasks_facts.md): a fork "
     "shares the parent's cached prefix", course=FORK)
+
+# --- auto mode (s03, issue 40): Claude Code 2.1.332's check runs on the API -----------
+# (auto_mode_facts.md); the course's reviewer is a request of its own, played from the
+# same verdicts. With no verdict in the answer (a local server, a gateway), the course's
+# reviewer fails, and a failed reviewer asks: nobody can answer here, so nothing runs.
+AUTO_FAILED = (
+    "both leave it unrun when the check gives no verdict: Claude Code 2.1.332 denies "
+    "it and asks nobody (its check runs on the API, and is unavailable); the course's "
+    "reviewer fails, and a failed reviewer hands the call to the user (issue 40, as "
+    "Claude Code's own reviewer did before the check moved to the API): here nobody "
+    "can answer, so it is not run either")
+AUTO_REVIEWED = (
+    "Claude Code's fast path in auto mode runs file commands inside the workspace "
+    "(rm, mv, cp ... as acceptEdits does) without the check; the course's fast path is "
+    "reads, read-only commands and its file tools' edits inside the workspace, so a "
+    "command that deletes goes to the reviewer (here it gives no verdict, so the "
+    "user is asked)")
+AUTO_ALWAYS_ASKS = (
+    "Claude Code 2.1.332's auto mode sends {what} to its check like any other call, "
+    "and runs it when the check does not flag it, nobody asked; the course asks for it "
+    "in every mode, auto mode included, before any reviewer (what the sandbox keeps "
+    "read-only and what leaves it are not a model's to allow)")
+NO_VERDICT = "auto: no verdict: "
+KNOWN[NO_VERDICT + "Read /etc/hostname"] = known(
+    "s03", "safer", "Claude Code's auto mode reads anywhere without its check (a "
+    "read-only tool); the course's fast path reads inside the workspace only, so a "
+    "read outside it goes to the reviewer, as default mode asks it (here the reviewer "
+    "gives no verdict, so the user is asked)")
+for command in ("rm a.txt", "rm -rf build"):
+    KNOWN[NO_VERDICT + command] = known("s03", "safer", AUTO_REVIEWED)
+for command in ("cat /etc/hostname", "curl -s https://example.com",
+                'python3 -c "print(42)"'):
+    KNOWN[NO_VERDICT + command] = known("s03", "choice", AUTO_FAILED)
+KNOWN["auto: the check unavailable"] = known(
+    "s03", "choice", "the check answers `unavailable`: Claude Code denies the call, "
+    "asks nobody and tells the model it may retry once; the course's reviewer gets an "
+    "API error, fails, and the user is asked (issue 40: a reviewer that fails falls "
+    "back to asking); nobody can answer here, so neither runs it")
+ALWAYS = "auto: what always asks: "
+KNOWN[ALWAYS + "Write .git/hooks/pre-commit"] = known(
+    "s03", "safer", AUTO_ALWAYS_ASKS.format(what="a write to a protected path"))
+KNOWN[ALWAYS + "Write .claude/settings.local.json"] = known(
+    "s03", "safer", AUTO_ALWAYS_ASKS.format(what="a write to its own settings"))
+KNOWN[ALWAYS + "git push --force"] = known(
+    "s03", "safer", AUTO_ALWAYS_ASKS.format(what="a dangerous command"))
+KNOWN[ALWAYS + "ls"] = known(
+    "s03", "safer", AUTO_ALWAYS_ASKS.format(
+        what="a command that asks to run outside the sandbox (dangerouslyDisableSandbox)"))
+KNOWN["auto: autoMode, by settings file"] = known(
+    "s03", "open", "which settings files' autoMode rules reach the check: Claude Code "
+    "2.1.332 sends only those of ~/.claude/settings.json; the course's reviewer also "
+    "reads .claude/settings.local.json. Both ignore the project's .claude/settings.json "
+    "(a repository must not tell the reviewer what to allow), but a repository can "
+    "commit a settings.local.json too: to fix, read autoMode from your own settings "
+    "alone (auto_mode.rules_in), as Claude Code does")

@@ -20,7 +20,7 @@ sys.path.insert(0, str(HERE))
 from known import KINDS  # noqa: E402
 
 ORDER = ["file tools", "run_shell", "permission rules and modes",
-         "bash read-only verdicts", "dangerous commands", "hook protocol",
+         "bash read-only verdicts", "dangerous commands", "auto mode", "hook protocol",
          "MCP servers", "task list", "agent modes"]
 
 

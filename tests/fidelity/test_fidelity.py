@@ -23,9 +23,9 @@ import pytest
 
 import harness
 import page
-from cases import (AGENT_MODES, DANGEROUS, EVERYDAY, EXTRA_VERDICTS, FILE_PROBES,
-                   FILE_TOOLS, HOOK_PROBES, HOOKS, MCP, RULES, SHELL, SHELL_PROBES,
-                   TASK_LIST, TASK_PROBES, corpus_case)
+from cases import (AGENT_MODES, AUTO, AUTO_PROBES, DANGEROUS, EVERYDAY, EXTRA_VERDICTS,
+                   FILE_PROBES, FILE_TOOLS, HOOK_PROBES, HOOKS, MCP, RULES, SHELL,
+                   SHELL_PROBES, TASK_LIST, TASK_PROBES, corpus_case)
 from conftest import chapters_from, load_chapter
 from known import KNOWN
 
@@ -39,6 +39,8 @@ MECHANISMS = {
     "bash read-only verdicts": ("s03", "s03", lambda: [corpus_case(), EXTRA_VERDICTS,
                                                        EVERYDAY], ("decision",), {}),
     "dangerous commands": ("s03", "s03", lambda: [DANGEROUS], ("decision",), {}),
+    "auto mode": ("s03", "s03", lambda: AUTO, ("decision", "error", "rules"),
+                  AUTO_PROBES),
     "hook protocol": ("s04", "s04", lambda: HOOKS, ("error", "files"), HOOK_PROBES),
     "MCP servers": ("s05", "s05", lambda: MCP, ("decision", "error"), {}),
     "task list": ("s06", "s06", lambda: TASK_LIST, ("error",), TASK_PROBES),
@@ -96,10 +98,10 @@ def chapters_played(first: str, cases: list, every: bool) -> list[str]:
 
 
 def judged(case, result: dict, probes: dict) -> list:
-    """Everything the suite judges of an answer: each call's decision, error and
-    probe, and the files after."""
+    """Everything the suite judges of an answer: each call's decision, error,
+    probe and (auto mode) the autoMode rules its check read, and the files after."""
     probe = probes.get(case.id)
-    return [outcome(result, i, ("decision", "error"), probe)
+    return [outcome(result, i, ("decision", "error", "rules"), probe)
             for i in range(len(case.calls))] + [result["files"]]
 
 
@@ -134,7 +136,7 @@ def oracle(mechanism: str, cases: list, probes: dict, live: bool) -> list[dict]:
 
 def outcome(result: dict, i: int, fields, probe) -> dict:
     call = result["calls"][i]
-    seen = {f: call[f] for f in fields if f != "files"}
+    seen = {f: call.get(f) for f in fields if f != "files"}  # (rules: auto mode's)
     if probe:
         seen["probe"] = probe(call["text"])
     return seen
@@ -162,6 +164,8 @@ def short(outcome: dict) -> str:
         parts.append("error" if outcome["error"] else "ok")
     if "probe" in outcome:
         parts.append(f"probe={outcome['probe']}")
+    if outcome.get("rules") is not None:
+        parts.append("autoMode read: " + (", ".join(outcome["rules"]) or "none"))
     if outcome.get("child"):
         child = outcome["child"]
         parts.append(f"child: system {child['system']}, tools {child['tools']}, "
