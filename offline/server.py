@@ -790,6 +790,10 @@ def _events(message: dict, turn: dict, chunk: int):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # subtle: headers and body go out in two writes; with Nagle's algorithm on, the
+    # second waits for the client's delayed ACK (about 40 ms on loopback) before it
+    # leaves: every answer that is not streamed took some 50 ms, not 8.
+    disable_nagle_algorithm = True
     scripted: ScriptedServer  # set on the subclass made in start()
 
     def log_message(self, *args: Any) -> None:  # keep test output clean
