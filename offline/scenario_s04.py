@@ -135,40 +135,46 @@ def stock_answer(request: dict) -> dict:
                  f"I did not change stock.json: the edit was refused ({why_not(result)}).")
 
 
-SCENARIO = {
-    "title": "hooks: a command guard, a check after edits, an exit-1 bug, an audit log",
-    "prompts": [
-        "Delete the old build/ folder, then fix the stock value in the report.",
-        "Set the oak plank stock to 12 in stock.json.",
-        "Show me the last lines of the audit log.",
-    ],
-    # A story: the step that closes the bracket is played only if the edit that
-    # opened it went in (plan mode, or a "no", refuses it), and no later turn moves.
-    "turns": story(
-        reply("First, the old build output.",
-              tool_use("run_shell", {"command": "rm -rf build"})),
-        after_rm,
-        reply(tool_use("read_file", {"file_path": "inventory.py"})),
-        reply("total_value forgets the quantity.",
-              tool_use("edit_file", {"file_path": "inventory.py",
-                                     "old_string": OLD_LINE, "new_string": BROKEN})),
-        (broken_edit_went_in,
-         reply("The check after my edit says I left a bracket open. Fixing it.",
-               tool_use("edit_file", {"file_path": "inventory.py",
-                                      "old_string": BROKEN, "new_string": FIXED}))),
-        reply(tool_use("run_shell", {"command": TESTS})),
-        first_answer,
-        # The second prompt: the exit-1 hook cannot stop this edit.
-        reply(tool_use("read_file", {"file_path": "stock.json"})),
-        reply(tool_use("edit_file", {"file_path": "stock.json",
-                                     "old_string": OAK_3, "new_string": OAK_12})),
-        stock_answer,
-        # The third prompt: what the audit hook wrote.
-        reply(tool_use("run_shell", {"command": "tail -n 4 .claude/audit.log"})),
-        lambda request: reply("Those are the last entries of .claude/audit.log ("
-                              + audit_summary(request) + "): one line before every "
-                              "tool call and one after each that succeeded, written by "
-                              "the audit hook."),
-    ),
-    "setup": setup,
-}
+def scenario() -> dict:
+    """The scenario, made afresh for each run: its story is a queue of steps, used up
+    as they are played (a second demo in the same process needs its own)."""
+    return {
+        "title": "hooks: a command guard, a check after edits, an exit-1 bug, an audit log",
+        "prompts": [
+            "Delete the old build/ folder, then fix the stock value in the report.",
+            "Set the oak plank stock to 12 in stock.json.",
+            "Show me the last lines of the audit log.",
+        ],
+        # A story: the step that closes the bracket is played only if the edit that
+        # opened it went in (plan mode, or a "no", refuses it), and no later turn moves.
+        "turns": story(
+            reply("First, the old build output.",
+                  tool_use("run_shell", {"command": "rm -rf build"})),
+            after_rm,
+            reply(tool_use("read_file", {"file_path": "inventory.py"})),
+            reply("total_value forgets the quantity.",
+                  tool_use("edit_file", {"file_path": "inventory.py",
+                                         "old_string": OLD_LINE, "new_string": BROKEN})),
+            (broken_edit_went_in,
+             reply("The check after my edit says I left a bracket open. Fixing it.",
+                   tool_use("edit_file", {"file_path": "inventory.py",
+                                          "old_string": BROKEN, "new_string": FIXED}))),
+            reply(tool_use("run_shell", {"command": TESTS})),
+            first_answer,
+            # The second prompt: the exit-1 hook cannot stop this edit.
+            reply(tool_use("read_file", {"file_path": "stock.json"})),
+            reply(tool_use("edit_file", {"file_path": "stock.json",
+                                         "old_string": OAK_3, "new_string": OAK_12})),
+            stock_answer,
+            # The third prompt: what the audit hook wrote.
+            reply(tool_use("run_shell", {"command": "tail -n 4 .claude/audit.log"})),
+            lambda request: reply("Those are the last entries of .claude/audit.log ("
+                                  + audit_summary(request) + "): one line before every "
+                                  "tool call and one after each that succeeded, written by "
+                                  "the audit hook."),
+        ),
+        "setup": setup,
+    }
+
+
+SCENARIO = scenario

@@ -1,8 +1,11 @@
 """The offline demos say only what happened: in every permission mode, with every answer.
 
-Each chapter's demo from s03 on is run as a learner runs it, `python sNN/code.py
---offline --permission-mode MODE`, in a pipe (every question is answered "no"), and at
-a terminal (offline/terminal.py) with some questions answered yes and some no. After
+Each chapter's demo from s03 on is run with a learner's arguments, `--offline
+--permission-mode MODE`, with no one to answer (every question is answered "no"): its
+main() in the test's process (run_main: the same arguments, environment, folder and
+stdin, without a process's 3 s of SDK start; the file itself runs as a process in
+tests/test_cli.py and at a terminal below); and at a terminal (offline/terminal.py),
+`python sNN/code.py`, with some questions answered yes and some no. After
 each run the scratch copy's files are read, and what the scripted model says it did
 must match them: a fixed file is said to be fixed, an unchanged one is said not to be,
 and so on for build/, the tests, the changelog and stock.json. (The demo's model reads
@@ -24,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, clean_env, run_cli
+from conftest import ROOT, clean_env, run_main
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "auto")
 FIX = 'total += item["price"] * item["qty"]'
@@ -172,7 +175,7 @@ REFUSES_NOTHING = {("s04_hooks", "acceptEdits"), ("s06_concurrency", "default")}
 
 
 def refused_but_by_deny_rules(screen: str) -> list[str]:
-    """The refusals of a piped run that a more permissive mode might not make: every
+    """The refusals of a run with no one to answer that a more permissive mode might not make: every
     [deny] but a deny rule's (a question no one answered is a [deny] too)."""
     return [ln for ln in screen.splitlines()
             if ln.strip().startswith("[deny]") and "[deny] deny rule" not in ln]
@@ -181,9 +184,9 @@ def refused_but_by_deny_rules(screen: str) -> list[str]:
 @pytest.mark.parametrize(("chapter", "mode"),
                          [(c, m) for c, modes in PIPED.items() for m in modes])
 def test_the_demo_says_what_happened_in_each_mode(chapter, mode, tmp_path):
-    """In a pipe (every question answered no), in each permission mode, the demo's
-    closing words match the files it left in its scratch copy."""
-    proc = run_cli(chapter, "--offline", "--permission-mode", mode, cwd=tmp_path,
+    """With no one to answer (every question answered no), in each permission mode,
+    the demo's closing words match the files it left in its scratch copy."""
+    proc = run_main(chapter, "--offline", "--permission-mode", mode, cwd=tmp_path,
                    TMPDIR=str(tmp_path), timeout=180)
     screen = proc.stdout + proc.stderr
     assert proc.returncode == 0, screen[-3000:]
