@@ -175,8 +175,8 @@ REFUSES_NOTHING = {("s04_hooks", "acceptEdits"), ("s06_concurrency", "default")}
 
 
 def refused_but_by_deny_rules(screen: str) -> list[str]:
-    """The refusals of a run with no one to answer that a more permissive mode might not make: every
-    [deny] but a deny rule's (a question no one answered is a [deny] too)."""
+    """The refusals of a run with no one to answer that a more permissive mode might
+    not make: every [deny] but a deny rule's (an unanswered question is one too)."""
     return [ln for ln in screen.splitlines()
             if ln.strip().startswith("[deny]") and "[deny] deny rule" not in ln]
 
