@@ -139,9 +139,17 @@ def run_as(uid: int, spec: dict, cwd: Path, env: dict) -> subprocess.CompletedPr
     return subprocess.run([python, str(course / "tests" / "agent_as_user.py"),
                            json.dumps(spec)], cwd=cwd,
                           env={**env, **extra, "PYTHONDONTWRITEBYTECODE": "1"},
-                          user=uid, group=uid, extra_groups=[],
-                          capture_output=True, text=True, timeout=300,
+                          **as_user(uid), capture_output=True, text=True, timeout=300,
                           stdin=subprocess.DEVNULL)
+
+
+def as_user(uid: int) -> dict:
+    """Popen's arguments that run a process as user `uid`: none when that is who we
+    are (only root may set its groups, even to none: an unprivileged run of the
+    tests plays its own user's cases as itself)."""
+    if uid == os.geteuid():
+        return {}
+    return {"user": uid, "group": uid, "extra_groups": []}
 
 
 class Runner:
@@ -166,9 +174,10 @@ class Runner:
     def start(self, cwd: Path) -> None:
         with open(self.log, "ab") as log:
             self.proc = subprocess.Popen(
-                [self.python, str(self.script), "--serve"], cwd=cwd, env={"PATH": os.environ["PATH"], **self.extra,
-                                           "PYTHONDONTWRITEBYTECODE": "1"},
-                user=self.uid, group=self.uid, extra_groups=[], text=True,
+                [self.python, str(self.script), "--serve"], cwd=cwd,
+                env={"PATH": os.environ["PATH"], **self.extra,
+                     "PYTHONDONTWRITEBYTECODE": "1"},
+                **as_user(self.uid), text=True,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log)
 
     def run(self, spec: dict, cwd: Path, env: dict) -> subprocess.CompletedProcess:
