@@ -333,9 +333,11 @@ KNOWN[ALWAYS + "ls"] = known(
     "s03", "safer", AUTO_ALWAYS_ASKS.format(
         what="a command that asks to run outside the sandbox (dangerouslyDisableSandbox)"))
 KNOWN["auto: autoMode, by settings file"] = known(
-    "s03", "open", "which settings files' autoMode rules reach the check: Claude Code "
+    "s03", "choice", "which settings files' autoMode rules reach the check: Claude Code "
     "2.1.332 sends only those of ~/.claude/settings.json; the course's reviewer also "
-    "reads .claude/settings.local.json. Both ignore the project's .claude/settings.json "
-    "(a repository must not tell the reviewer what to allow), but a repository can "
-    "commit a settings.local.json too: to fix, read autoMode from your own settings "
-    "alone (auto_mode.rules_in), as Claude Code does")
+    "reads .claude/settings.local.json, the scopes Claude Code's documentation names "
+    "(yours, and your local file of the project). Both ignore the project's "
+    ".claude/settings.json (a repository must not tell the reviewer what to allow). A "
+    "repository that commits a settings.local.json gains nothing there that its "
+    "permissions.allow rules, read from the same file before any review, do not "
+    "already give it")
