@@ -57,9 +57,7 @@ class Probe(ScriptedServer):
             self.requests.append(body)
         if not body.get("tools"):
             return reply("ok")
-        sent = sum(m["role"] == "assistant" and isinstance(m["content"], list)
-                   and any(b.get("type") == "tool_use" for b in m["content"])
-                   for m in body["messages"])
+        sent = harness.calls_answered(body)
         if sent >= len(self.calls):
             return reply("done")
         block = tool_use(*self.calls[sent])

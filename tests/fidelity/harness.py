@@ -214,6 +214,14 @@ def text_of(block: dict) -> str:
     return content or ""
 
 
+def calls_answered(body: dict) -> int:
+    """How many of the model's turns with tool calls a request already holds: the
+    index of the turn to play next (one call or batch a turn)."""
+    return sum(m["role"] == "assistant" and isinstance(m["content"], list)
+               and any(b.get("type") == "tool_use" for b in m["content"])
+               for m in body["messages"])
+
+
 class OneMessage(ScriptedServer):
     """Answers the request with tools by the case's calls, in one message (or, for a
     case with `apart`, one message per call, each after the last one's result), then
@@ -261,9 +269,7 @@ class OneMessage(ScriptedServer):
         results = [b for b in blocks if b.get("type") == "tool_result"]
         if results:
             self.results = results
-        sent = sum(m["role"] == "assistant" and isinstance(m["content"], list)
-                   and any(b.get("type") == "tool_use" for b in m["content"])
-                   for m in body["messages"])
+        sent = calls_answered(body)
         if sent >= len(self.turns):
             return reply("done")
         turn = reply(*self.turns[sent])
