@@ -2631,8 +2631,8 @@ class ToolRunner:
     def run(self, index: int, block, alone: bool = False) -> tuple[str, bool]:
         """run_call, timed; beside others, its lines are held, then shown together."""
         began, current = time.monotonic(), CURRENT.set(block)
-        # an agent call's lines show at once: its subagent's lines come after them
-        with lines_of_a_call(held=not (alone or block.name == "agent")):
+        # an agent call's lines show when its subagent starts (labelled), before its work
+        with lines_of_a_call(held=not alone):
             outcome = run_call(block, self.agent)
         CURRENT.reset(current)
         self.spans[index] = (began, time.monotonic())

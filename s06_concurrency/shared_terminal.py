@@ -6,7 +6,8 @@ keeps the terminal whole while several threads print to it, and a first reading 
 skip it:
 - Two calls of one agent run at once, so where a line goes differs per thread: a
   context variable (LINES) holds it, as ("[name] " before each line, the lines of a
-  call beside others, held until it ends, or None: printed at once).
+  call beside others, held until it ends or its subagent starts, or None: printed
+  at once).
 - A lock keeps each message whole, and a question to the user holds it too
   (code.py's check_permission), so nothing prints over a prompt and two calls never
   ask at once. Reentrant: the thread that asks may print while it holds it.
@@ -58,7 +59,12 @@ def lines_of_a_call(held: bool):
 
 def labelled(prefix: str, run):
     """run() in a context of its own (a subagent's loop), each line it says after
-    `prefix` ("[name] "), shown at once; what it sets stays its own."""
+    `prefix` ("[name] "), shown at once; what it sets stays its own. First the lines
+    the agent call has held show, whole: its subagent's work comes after them."""
+    prefix_here, held = LINES.get()
+    if held is not None:  # subtle: beside another agent call, its decision would
+        write("".join(held))  # otherwise print under the other's call line
+        LINES.set((prefix_here, None))  # the rest of this call's lines: at once
     context = contextvars.copy_context()
     return context.run(lambda: LINES.set((prefix, None)) and run())
 

@@ -354,6 +354,30 @@ def test_an_agent_line_comes_before_its_subagents_work(mod, server, client, work
         assert any(line.strip() == answer for line in lines[max(work) + 1:])
 
 
+def test_two_agent_calls_side_by_side_show_each_decision_under_its_call(
+        mod, server, client, trusted_folder, capsys):
+    """Two agent calls in one batch, each decided slowly (a PreToolUse hook sleeps):
+    each call's line and its decision show together, not the other's call line
+    between them (s06's demo once printed a decision under the wrong call)."""
+    workspace = trusted_folder
+    write_settings(workspace, {})
+    settings = json.loads((workspace / ".claude" / "settings.json").read_text())
+    settings["hooks"] = {"PreToolUse": [{"matcher": "Agent", "hooks": [
+        {"type": "command", "command": "sleep 0.3"}]}]}
+    (workspace / ".claude" / "settings.json").write_text(json.dumps(settings))
+    fresh = {"subagent_type": "general-purpose"}
+    server.add(reply(agent_call("say a", "Say A.", "a", **fresh),
+                     agent_call("say b", "Say B.", "b", **fresh)),
+               *routed({"Say A.": [reply("A.")], "Say B.": [reply("B.")]}),
+               reply("done"))
+    run_agent(mod, client, "both")
+    lines = capsys.readouterr().out.splitlines()
+    for name in ("say a", "say b"):
+        start = next(i for i, line in enumerate(lines)
+                     if line.startswith(f"> agent(description='{name}'"))
+        assert lines[start + 1].startswith("  [allow] "), lines[start:start + 4]
+
+
 def test_a_fork_of_an_agent_type_repeats_that_types_request(
         mod, server, client, workspace):
     """A fork takes its parent's system prompt and model as sent, not the main
