@@ -2631,7 +2631,7 @@ class ToolRunner:
     def run(self, index: int, block, alone: bool = False) -> tuple[str, bool]:
         """run_call, timed; beside others, its lines are held, then shown together."""
         began, current = time.monotonic(), CURRENT.set(block)
-        # an agent call's lines show when its subagent starts (labelled), before its work
+        # an agent call's show as its subagent starts (labelled): before its work
         with lines_of_a_call(held=not alone):
             outcome = run_call(block, self.agent)
         CURRENT.reset(current)
