@@ -36,13 +36,15 @@ ROWS, COLUMNS = 40, 88
 class Terminal:
     """A program in a pseudo-terminal: what the learner sees, and what they type."""
 
-    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str]):
+    def __init__(self, argv: list[str], cwd: Path, env: dict[str, str],
+                 popen=subprocess.Popen):
+        """Start argv at the terminal (with `popen`: the tests pass their warm one)."""
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
         # subtle: COLUMNS and LINES in the environment win over the terminal's size.
         env = {k: v for k, v in env.items() if k not in ("COLUMNS", "LINES")}
-        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave,
-                                     cwd=cwd, env=env, start_new_session=True)
+        self.proc = popen(argv, stdin=slave, stdout=slave, stderr=slave,
+                          cwd=cwd, env=env, start_new_session=True)
         os.close(slave)
         self.master, self.screen, self.read_up_to = master, "", 0
 

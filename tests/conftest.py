@@ -31,6 +31,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import warm  # noqa: E402  (tests/warm.py)
 from offline import chapters
 from offline.server import ScriptedServer
 
@@ -487,9 +488,11 @@ def run_main(chapter: str, *args: str, cwd: Path, input: str | None = None,
 
 
 def run_cli(chapter: str, *args: str, cwd: Path, input: str | None = None,
-            timeout: float = 60, **env) -> subprocess.CompletedProcess:
-    """Run `python sNN_x/code.py args...` in `cwd`, like a learner would."""
-    return subprocess.run(
+            timeout: float = 60, cold: bool = False, **env) -> subprocess.CompletedProcess:
+    """Run `python sNN_x/code.py args...` in `cwd`, like a learner would: forked from
+    this worker's warm interpreter (tests/warm.py: the SDK imported once), or with
+    `cold`, a fresh `python` as the learner's own start."""
+    return (subprocess.run if cold else warm.run)(
         [sys.executable, str(ROOT / chapter / "code.py"), *args],
         cwd=cwd, env=clean_env(**env), input=input, text=True,
         capture_output=True, timeout=timeout,

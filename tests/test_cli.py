@@ -14,6 +14,8 @@ import re
 import signal
 import subprocess
 import sys
+
+import warm  # tests/warm.py: chapter runs forked warm
 from pathlib import Path
 
 import pytest
@@ -122,7 +124,7 @@ def test_ctrl_c_is_one_line_not_a_traceback(chapter, server, workspace):
     """Ctrl-C while the model is thinking: status 130, one line (s01's loop, and s06's,
     which streams; a real SIGINT needs a process of its own)."""
     server.add(reply("too late", delay=30))
-    proc = subprocess.Popen(
+    proc = warm.Popen(
         [sys.executable, str(ROOT / chapter / "code.py"), "hi"], cwd=workspace,
         env=clean_env(**live(server)), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -147,7 +149,7 @@ DEMO_CHAPTERS = teaching_and_last("s01", between=False)
 @pytest.mark.parametrize("chapter", DEMO_CHAPTERS)
 def test_no_key_plays_the_offline_demo(chapter, workspace, tmp_path):
     """With no key at all, the chapter plays its scripted demo and exits 0."""
-    proc = run_cli(chapter, cwd=workspace, TMPDIR=str(tmp_path), timeout=120)
+    proc = run_cli(chapter, cwd=workspace, TMPDIR=str(tmp_path), timeout=120, cold=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "OFFLINE DEMO" in proc.stdout and "To go live" in proc.stdout
     assert "> " in proc.stdout  # tool calls are shown

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 import sys
+
+import warm  # tests/warm.py: chapter runs forked warm
 from pathlib import Path
 
 import pytest
@@ -30,7 +32,7 @@ FIX = 'total += item["price"] * item["qty"]'
 def demo(chapter: str, tmp_path: Path) -> Terminal:
     """The chapter's offline demo in a pseudo-terminal (offline/terminal.py)."""
     return Terminal([sys.executable, str(ROOT / chapter / "code.py"), "--offline"],
-                    tmp_path, clean_env(TMPDIR=str(tmp_path)))
+                    tmp_path, clean_env(TMPDIR=str(tmp_path)), popen=warm.Popen)
 
 
 @pytest.fixture

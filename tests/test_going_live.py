@@ -18,6 +18,8 @@ import itertools
 import shutil
 import subprocess
 import sys
+
+import warm  # tests/warm.py: chapter runs forked warm
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -126,7 +128,7 @@ def test_a_closed_pipe_ends_the_run_quietly(chapter, tmp_path):
     """`code.py --offline | head -2`: the reader leaves after two lines; the chapter
     stops at its next write, with no error and status 0. (Unbuffered output, so that
     the next write comes at once, as it does once a long output fills the pipe.)"""
-    proc = subprocess.Popen(
+    proc = warm.Popen(
         [sys.executable, str(ROOT / chapter / "code.py"), "--offline"], cwd=tmp_path,
         env=clean_env(TMPDIR=str(tmp_path), PYTHONUNBUFFERED="1"),
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -14,6 +14,8 @@ is there to answer the question the counters hand over.
 import json
 import re
 import sys
+
+import warm  # tests/warm.py: chapter runs forked warm
 from pathlib import Path
 
 import anthropic
@@ -279,7 +281,8 @@ def test_a_yes_after_three_blocks_runs_the_call_and_the_row_starts_over(
         env = clean_env(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url,
                         HOME=str(own_home), TMPDIR=str(project))
         t = Terminal([sys.executable, str(ROOT / chapter / "code.py"),
-                      "--permission-mode", "auto", "Tidy the workspace."], project, env)
+                      "--permission-mode", "auto", "Tidy the workspace."], project, env,
+                     popen=warm.Popen)
         try:
             before = t.expect(PERMISSION)
             assert before.count("[block] auto mode: the reviewer blocked it") == 2

@@ -15,6 +15,8 @@ import signal
 import subprocess
 import sys
 
+import warm  # tests/warm.py: chapter runs forked warm
+
 import pytest
 from conftest import (
     GUARD,
@@ -362,7 +364,7 @@ def test_kill_or_a_closed_terminal_leaves_no_process(chapter, workspace, server,
                *background * (chapter >= "s06"),
                reply(tool_use("mcp__stockroom__sleep", {"seconds": 120})),
                reply("never sent"))
-    proc = subprocess.Popen(
+    proc = warm.Popen(
         [sys.executable, str(ROOT / chapter / "code.py"), "wait for it"], cwd=workspace,
         env=clean_env(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url,
                       STOCKROOM_TAG=tag),

@@ -14,6 +14,8 @@ import random
 import signal
 import subprocess
 import sys
+
+import warm  # tests/warm.py: chapter runs forked warm
 import time
 from pathlib import Path
 
@@ -168,7 +170,7 @@ def test_a_cloned_project_starts_nothing_without_trust(chapter, workspace, hosti
         "args": [str(hostile), "echo", "--key=${ANTHROPIC_API_KEY}"]},
         "plain": server_entry(hostile, "echo")})
     server.add(reply("Hello."))
-    run = subprocess.run(
+    run = warm.run(
         [sys.executable, str(ROOT / chapter / "code.py"), "hi"], cwd=workspace,
         env=clean_env(ANTHROPIC_API_KEY="sk-secret-key", ANTHROPIC_BASE_URL=server.url),
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
@@ -198,7 +200,7 @@ def test_the_trust_question_shows_what_would_run_and_is_asked_once(workspace,
                     GH_TOKEN="ghp-the-real-value")
     server.add(reply("One."), reply("Two."))
     first = Terminal([sys.executable, str(ROOT / "s05_deferred_tools" / "code.py"),
-                      "hi"], workspace, env)
+                      "hi"], workspace, env, popen=warm.Popen)
     try:
         first.expect("Trust this folder? [y]es / [n]o: ")
         asked = first.screen
@@ -213,7 +215,7 @@ def test_the_trust_question_shows_what_would_run_and_is_asked_once(workspace,
     kept = json.loads(Path(os.environ["AGENT_COURSE_TRUST_FILE"]).read_text())["folders"]
     assert kept[str(workspace.resolve())]["trusted"] is True
     assert [e for e in events(hostile) if "started" in e]
-    second = subprocess.run(
+    second = warm.run(
         [sys.executable, str(ROOT / "s05_deferred_tools" / "code.py"), "hi"],
         cwd=workspace, env=env, stdin=subprocess.DEVNULL, capture_output=True,
         text=True, timeout=60, check=False)
@@ -410,7 +412,7 @@ def chapter(request):
 
 
 def agent(chapter: str, workspace, server, *args, **env) -> subprocess.Popen:
-    return subprocess.Popen(
+    return warm.Popen(
         [sys.executable, str(ROOT / chapter / "code.py"), *args], cwd=workspace,
         env=clean_env(ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=server.url, **env),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 
+import warm  # tests/warm.py: chapter runs forked warm
+
 import pytest
 
 from conftest import (GUARD, ROOT, chapter_params, clean_env, result_text,
@@ -47,7 +49,7 @@ def test_ctrl_c_kills_running_calls_and_every_call_gets_a_result(chapter, server
               tool_use("write_file", {"file_path": "late.txt", "content": "x"}, id="toolu_3")),
         reply("Understood, stopping there."),
     )
-    proc = subprocess.Popen(
+    proc = warm.Popen(
         [sys.executable, str(ROOT / chapter / "code.py")], cwd=workspace,
         env=clean_env(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.url),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -79,7 +81,7 @@ def test_ctrl_c_kills_running_calls_and_every_call_gets_a_result(chapter, server
 
 
 def start_repl(chapter, server, workspace):
-    proc = subprocess.Popen(
+    proc = warm.Popen(
         [sys.executable, str(ROOT / chapter / "code.py")], cwd=workspace,
         env=clean_env(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=server.url),
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
