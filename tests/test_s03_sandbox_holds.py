@@ -24,7 +24,7 @@ import pytest
 from conftest import (assert_no_process, call_tool, chapter_params, load_chapter,
                       result_text, run_cli, sent_tool_results, teaching_and_last,
                       wait_until)
-from conftest import gate, sandbox_missing_by_default, the_agent
+from conftest import beside, gate, sandbox_missing_by_default, the_agent
 from offline.server import reply, tool_use
 
 SECRET = "s3cr3t-0f-the-t3st"
@@ -241,17 +241,21 @@ def test_read_denied_paths_stay_hidden_however_they_are_reached(run):
 
 
 @pytest.mark.parametrize("mod", ENDS, indirect=True)
-def test_memory_and_output_are_bounded(run):
+def test_memory_and_output_are_bounded(run, mod, monkeypatch):
     """A command that grows without limit fails on its own (ulimit -d), and output
     past run_shell's limit stops the command: the disk holds at most that much. The
     growth is given the longest timeout a command may have (10 minutes, a guard):
     reaching the limit takes seconds on a quiet core, many more on a busy one, and
-    the test must end on the limit, never on the clock."""
-    commands = ["awk 'BEGIN { s = \"a\"; while (length(s) < 2^33) s = s s;"
+    the test must end on the limit, never on the clock. The limit is the chapter's
+    ulimit, lowered to 256 MB here, and the string grows to 1 GB: without a limit
+    awk prints its length (1.5 GB of memory), with it awk fails. (Growing to 8 GB
+    under the 4 GB limit proved nothing: mawk crashes on its own at 2 GB.)"""
+    monkeypatch.setattr(beside(mod.__name__.split(".")[0], "sandbox"), "MEMORY_MB", 256)
+    commands = ["awk 'BEGIN { s = \"a\"; while (length(s) < 2^30) s = s s;"
                 " print length(s) }'; echo RAN"]
     outputs = run(commands, timeout=600_000)
     ran_all(outputs, commands)
-    assert "8589934592" not in outputs[0]
+    assert "1073741824" not in outputs[0]
     assert "timed out" not in outputs[0], outputs[0][-500:]  # it ended on the limit
     if run.kind == "loop":  # run_shell's own bound, sandbox or not
         # text, not NUL bytes: binary output is not shown, so not saved (issue 30)
