@@ -52,8 +52,9 @@ def configure(workspace, settings: dict, servers: dict | None = None) -> None:
     """.mcp.json with the stockroom server (unless `servers` says otherwise), and
     .claude/settings.json with `settings`."""
     log = workspace.parent / "stockroom.log"
+    command, *args = warm.command(str(SERVER))  # the server forked warm (tests/warm.py)
     servers = servers or {"stockroom": {
-        "command": sys.executable, "args": [str(SERVER)],
+        "command": command, "args": args,
         "env": {"STOCKROOM_LOG": str(log), "STOCKROOM_TEST_TOOLS": "1"}}}
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
     (workspace / ".claude").mkdir(exist_ok=True)

@@ -149,3 +149,49 @@ def test_a_chapters_demo_prints_the_same_warm_and_cold(tmp_path):
         outputs.append(re.sub(r"\b\d+\.\d+s\b", "#.###s",  # unittest's "Ran 4 tests in"
                               done.stdout.replace(scratch, "WORKSPACE")))
     assert outputs[0] == outputs[1]
+
+
+ECHO = textwrap.dedent("""\
+    import os, sys
+    print(f"pid {os.getpid()} mark {os.environ.get('MARK')} arg {sys.argv[1]}", flush=True)
+    for line in sys.stdin:
+        print("echo " + line.strip(), flush=True)
+    sys.exit(7)
+""")
+
+
+def test_a_config_command_runs_its_script_warm_and_ends_as_it_does(tmp_path):
+    """warm.command() for a config file (an MCP server's): the launcher hands its
+    streams to the fork and ends with its status; the fork shows the run's command
+    line and environment (/proc/PID/environ, where an MCP client finds its servers'
+    mark); a signal to the launcher reaches the fork."""
+    script = tmp_path / "echo_server.py"
+    script.write_text(ECHO)
+    argv = warm.command(str(script), "one")
+    assert "--run" in argv  # the launcher, not python script.py
+    env = clean_env(MARK="mine")
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    first = proc.stdout.readline().split()
+    pid = int(first[1])
+    assert first[2:] == ["mark", "mine", "arg", "one"] and pid != proc.pid
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        assert b"\0MARK=mine\0" in b"\0" + f.read()
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        assert f.read().split(b"\0")[:3] == [sys.executable.encode(), str(script).encode(),
+                                              b"one"]
+    proc.stdin.write("hello\n")
+    proc.stdin.flush()
+    assert proc.stdout.readline() == "echo hello\n"
+    proc.stdin.close()  # MCP's way to say stop
+    assert proc.wait(timeout=30) == 7
+    proc.stdout.close()
+    again = subprocess.Popen(argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    pid = int(again.stdout.readline().split()[1])
+    again.terminate()
+    assert again.wait(timeout=30) == -signal.SIGTERM
+    assert wait_until(lambda: not os.path.exists(f"/proc/{pid}/cmdline")
+                      or not open(f"/proc/{pid}/cmdline", "rb").read())
+    again.stdin.close()
+    again.stdout.close()

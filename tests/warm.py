@@ -27,6 +27,7 @@ Reading map:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import inspect
 import json
 import os
@@ -44,10 +45,12 @@ PRELOAD = ["anthropic", "httpx", "mcp", "mcp.client.session", "mcp.client.stdio"
 # What Python reads as it starts, before any line of the script: a run whose value
 # differs from the warm interpreter's starts cold.
 AT_START = ("PYTHON", "LANG", "LC_")
-MADE_HERE = {"PYTHONIOENCODING", "PYTHONUNBUFFERED"}  # become() sets up the streams
+MADE_HERE = {"PYTHONIOENCODING", "PYTHONUNBUFFERED",  # become() sets up the streams
+             "PYTHONDONTWRITEBYTECODE"}             # and sys.dont_write_bytecode
 # Room for the run's command line: `ps` and `pgrep -f` show the chapter's, as a cold
 # run's (the tests look for leftover processes by it).
 ROOM = 8192
+ENV_ROOM = 65536  # and for its environment (/proc/PID/environ: MCP servers are found by it)
 ENABLED = sys.platform == "linux" and not os.environ.get("COURSE_TESTS_COLD")
 
 
@@ -76,7 +79,8 @@ class _Warm:
             self.proc = subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), "--serve", self.path,
                  "-" * ROOM],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=self.env,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                env={**self.env, "COURSE_WARM_ROOM": "-" * ENV_ROOM},
                 cwd=folder)
             ready = self.proc.stdout.readline()
         except OSError:
@@ -99,10 +103,26 @@ WARM = _Warm()
 _CHILD_ARGS = list(inspect.signature(subprocess.Popen._execute_child).parameters)[1:]
 
 
-def _starts_the_same(env: dict) -> bool:
+def locale_of(env: dict) -> str:
+    """The locale Python's start reads; C and POSIX it turns into C.UTF-8 (PEP 538)."""
+    name = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or "C"
+    return "C.UTF-8" if name in ("C", "POSIX") and not env.get("LC_ALL") else name
+
+
+def why_cold(env: dict) -> str | None:
+    """Why a run with `env` must start afresh: what Python reads at its start differs
+    from this warm interpreter's (None: it may be forked)."""
     def at_start(e):
-        return {k: v for k, v in e.items() if k.startswith(AT_START) and k not in MADE_HERE}
-    return at_start(env) == at_start(WARM.env)
+        return {k: v for k, v in e.items()
+                if k.startswith(AT_START) and k not in MADE_HERE
+                and not k.startswith(("LANG", "LC_"))}
+    if at_start(env) != at_start(os.environ):
+        return "a PYTHON* variable differs"
+    if locale_of(env) != locale_of(os.environ):
+        return "the locale differs"
+    if sum(len(k) + len(v) + 2 for k, v in env.items()) > ENV_ROOM:
+        return "its environment is too large"
+    return None
 
 
 class Popen(subprocess.Popen):
@@ -113,8 +133,7 @@ class Popen(subprocess.Popen):
 
     def _execute_child(self, *args):
         a = dict(zip(_CHILD_ARGS, args))
-        if not self._can_be_warm(a) or (path := WARM.address()) is None \
-                or not _starts_the_same(a["env"] if a["env"] is not None else os.environ):
+        if not self._can_be_warm(a) or (path := WARM.address()) is None:
             return super()._execute_child(*args)
         given = [a["p2cread"], a["c2pwrite"], a["errwrite"]]
         fds = [fd if fd != -1 else std for fd, std in zip(given, (0, 1, 2))]
@@ -130,7 +149,7 @@ class Popen(subprocess.Popen):
             answer = conn.recv(4096)
         except OSError:
             answer = b""
-        if not answer:
+        if "pid" not in json.loads(answer or "{}"):  # it said why cold, or is gone
             conn.close()
             return super()._execute_child(*args)
         self.pid, self._child_created, self._warm = json.loads(answer)["pid"], True, conn
@@ -256,6 +275,12 @@ def serve(path: str):
         except (OSError, ValueError):
             conn.close()
             continue
+        if cold := why_cold(request["env"]):
+            conn.send(json.dumps({"cold": cold}).encode())
+            conn.close()
+            for fd in fds:
+                os.close(fd)
+            continue
         assert threading.active_count() == 1, "fork with threads"
         sys.stdout.flush()
         pid = os.fork()
@@ -310,6 +335,11 @@ def become(request: dict, fds: list) -> dict:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    if not os.environ.get("LC_ALL") and (os.environ.get("LC_CTYPE") or
+                                         os.environ.get("LANG") or "C") in ("C", "POSIX"):
+        os.environ["LC_CTYPE"] = "C.UTF-8"  # as Python's start coerces the C locale
+    show_environment(os.environ)
+    sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
     tempfile.tempdir = None  # it reads TMPDIR afresh
     encoding, _, errors = os.environ.get("PYTHONIOENCODING", "").partition(":")
     encoding = codecs.lookup(encoding).name if encoding else sys.stdout.encoding
@@ -337,15 +367,64 @@ def become(request: dict, fds: list) -> dict:
 def show_command_line(args: list) -> None:
     """Write `args` over this process's own (Linux keeps them in its memory, where
     /proc/PID/cmdline reads them): ps and pgrep -f show the run, not this file."""
+    _write_over(45, [os.fsencode(a) for a in args])  # arg_start, arg_end (48, 49)
+
+
+def show_environment(env) -> None:
+    """The same for /proc/PID/environ, which shows the environment a process started
+    with: the run's, not this interpreter's (an MCP client finds its servers by it)."""
+    _write_over(47, [os.fsencode(f"{k}={v}") for k, v in env.items()])  # 50, 51
+
+
+def _write_over(field: int, items: list) -> None:
     with open("/proc/self/stat", "rb") as f:
         stat = f.read()
     fields = stat[stat.rindex(b")") + 2:].split()  # field 3 on: after "(comm) "
-    start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (48, 49)
-    data = b"\0".join(os.fsencode(a) for a in args) + b"\0"
+    start, end = int(fields[field]), int(fields[field + 1])
+    data = b"".join(item + b"\0" for item in items)
     with open("/proc/self/mem", "r+b", buffering=0) as mem:
         mem.seek(start)
         mem.write(data[:end - start].ljust(end - start, b"\0"))
 
+
+def command(script: str, *args: str) -> list:
+    """The command line for a config file (an MCP server's in .mcp.json) that runs
+    `script` forked warm: this file as a small launcher (`python -S`: no site
+    packages, started in milliseconds) that hands its stdin, stdout and stderr to the
+    fork, passes signals on, and ends as it ends; cold where warm runs are off."""
+    if not ENABLED or (path := WARM.address()) is None:
+        return [sys.executable, script, *args]
+    return [sys.executable, "-S", os.path.abspath(__file__), "--run", path, script, *args]
+
+
+def launch(path: str, argv: list) -> None:
+    """The launcher's life: the fork runs argv as this process would have."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "session": False}
+    try:
+        conn.connect(path)
+        socket.send_fds(conn, [json.dumps(request).encode()], [0, 1, 2])
+        pid = json.loads(conn.recv(4096) or "{}").get("pid")
+    except OSError:
+        pid = None
+    if pid is None:  # cold: become the run itself
+        os.execv(sys.executable, [sys.executable, *argv])
+
+    def pass_on(signum, _frame):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signum)
+    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"):
+        signal.signal(getattr(signal, name), pass_on)
+    answer = conn.recv(4096)
+    code = os.waitstatus_to_exitcode(json.loads(answer)["status"]) if answer else 1
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    sys.exit(code)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--run"]:
+    launch(sys.argv[2], sys.argv[3:])
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--serve"]:
     child = serve(sys.argv[2])

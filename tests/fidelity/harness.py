@@ -49,6 +49,9 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+if str(HERE.parent) not in sys.path:  # tests/, for warm.py (also run as a script)
+    sys.path.append(str(HERE.parent))
+import warm  # noqa: E402  (tests/warm.py: the course side's MCP server forked warm)
 CLAUDE = HERE / "node_modules" / ".bin" / "claude"
 RECORDED = HERE / "recorded"  # <mechanism>.json: Claude Code's answers, by Case.key
 CASE_ROOT = "/tmp/fidelity-case"  # a case's scratch folder, as a recording names it
@@ -176,8 +179,9 @@ def make_workspace(case: Case, root: Path, for_claude: bool = False) -> Path:
         (hooks_dir / name).chmod(0o755)
     settings = json.loads(json.dumps(case.settings).replace("$HOOKS", str(hooks_dir)))
     if case.mcp:  # the project's server, approved as Claude Code's settings do it
+        command, *args = warm.command(str(STOCKROOM))  # forked warm (tests/warm.py)
         mcp = mcp_json() if for_claude else {"mcpServers": {"stockroom": {
-            "command": sys.executable, "args": [str(STOCKROOM)], "env": {}}}}
+            "command": command, "args": args, "env": {}}}}
         (ws / ".mcp.json").write_text(json.dumps(mcp))
         settings["enabledMcpjsonServers"] = ["stockroom"]
     (ws / ".claude" / "settings.json").write_text(json.dumps(settings))
