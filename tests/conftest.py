@@ -17,6 +17,7 @@ import io
 import json
 import os
 import re
+import signal
 import socket
 import ssl
 import subprocess
@@ -122,6 +123,12 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     config.addinivalue_line("markers", f"{SMOKE}(chapter): only the test's first case "
                             "runs in this chapter (see teaching_and_last in conftest.py)")
+    # A run started in the background by a script (`pytest ... &` where the shell has no
+    # job control) ignores SIGINT, and so would every process it starts: the Ctrl-C
+    # tests would wait in vain. The tests' processes take Python's own handler back,
+    # so that what they start can be interrupted as at a terminal.
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -434,4 +434,4 @@ if __name__ == "__main__" and sys.argv[1:2] == ["--serve"]:
     with open(sys.argv[0], "rb") as source:
         code = compile(source.read(), sys.argv[0], "exec")
     del child, source
-    exec(code, namespace)  # the chapter, as `python code.py` runs it
+    exec(code, namespace)  # noqa: S102  (the chapter, as `python code.py` runs it)
