@@ -209,8 +209,9 @@ def pytest_xdist_auto_num_workers(config) -> int:
     """`-n auto`: two workers a core (at most four more than the cores). Many tests
     wait more than they compute (a shell timeout, a scripted slow model, a child
     process starting), and the extra workers keep the cores busy meanwhile. Measured
-    from a fresh clone on 2 quiet cores: 3 workers 3 min 13 s, 4 workers 2 min 41 s,
-    5 workers 2 min 43 s."""
+    from a fresh clone on 2 quiet cores, on an earlier and smaller suite: 3 workers
+    3 min 13 s, 4 workers 2 min 41 s, 5 workers 2 min 43 s. Each worker has its own
+    warm interpreter (tests/warm.py): about 5 processor-seconds to start."""
     cores = os.cpu_count() or 1
     return max(2, min(2 * cores, cores + 4))
 
