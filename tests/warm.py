@@ -62,8 +62,8 @@ class _Warm:
     reads its stdin, and leaves when that closes)."""
 
     def __init__(self):
-        self.lock, self.proc, self.path, self.env, self.failed = (
-            threading.Lock(), None, None, None, False)
+        self.lock, self.proc, self.path, self.failed = (
+            threading.Lock(), None, None, False)
 
     def address(self) -> str | None:
         with self.lock:
@@ -74,13 +74,12 @@ class _Warm:
     def start(self) -> None:
         folder = tempfile.mkdtemp(prefix="course-warm-")
         self.path = os.path.join(folder, "socket")
-        self.env = dict(os.environ)
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, os.path.abspath(__file__), "--serve", self.path,
                  "-" * ROOM],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                env={**self.env, "COURSE_WARM_ROOM": "-" * ENV_ROOM},
+                env={**os.environ, "COURSE_WARM_ROOM": "-" * ENV_ROOM},
                 cwd=folder)
             ready = self.proc.stdout.readline()
         except OSError:
@@ -103,10 +102,17 @@ WARM = _Warm()
 _CHILD_ARGS = list(inspect.signature(subprocess.Popen._execute_child).parameters)[1:]
 
 
+def coerced(env: dict) -> bool:
+    """Whether Python's start turns this environment's C locale into C.UTF-8 (PEP 538:
+    LC_CTYPE, else LANG, is C or POSIX or unset, and LC_ALL is not set)."""
+    return not env.get("LC_ALL") and (env.get("LC_CTYPE") or env.get("LANG") or "C") \
+        in ("C", "POSIX")
+
+
 def locale_of(env: dict) -> str:
-    """The locale Python's start reads; C and POSIX it turns into C.UTF-8 (PEP 538)."""
-    name = env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG") or "C"
-    return "C.UTF-8" if name in ("C", "POSIX") and not env.get("LC_ALL") else name
+    """The locale a run started with `env` has its characters in."""
+    return "C.UTF-8" if coerced(env) else (
+        env.get("LC_ALL") or env.get("LC_CTYPE") or env.get("LANG"))
 
 
 def why_cold(env: dict) -> str | None:
@@ -340,8 +346,7 @@ def become(request: dict, fds: list) -> dict:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
-    if not os.environ.get("LC_ALL") and (os.environ.get("LC_CTYPE") or
-                                         os.environ.get("LANG") or "C") in ("C", "POSIX"):
+    if coerced(os.environ):
         os.environ["LC_CTYPE"] = "C.UTF-8"  # as Python's start coerces the C locale
     show_environment(os.environ)
     sys.dont_write_bytecode = bool(os.environ.get("PYTHONDONTWRITEBYTECODE"))
