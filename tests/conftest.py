@@ -184,11 +184,13 @@ def pytest_runtest_protocol(item, nextitem):
 # loses the mark on pytest >= 9.2 (pytest-xdist issue 1386), and then each worker built
 # the site and ran the checkers again; so the scheduler reads the groups from the files.
 def xdist_groups(folder: Path = Path(__file__).parent) -> dict[str, str]:
-    """'tests/test_docs.py' -> 'docs': each test file's xdist_group, from its source."""
+    """'tests/test_docs.py' -> 'docs': each test file's xdist_group, from its source
+    (the folders below too: tests/fidelity/test_fidelity.py)."""
     marks = {path: re.search(r'^pytestmark\b.*xdist_group\("(\w+)"\)',
                              path.read_text(encoding="utf-8"), re.MULTILINE)
-             for path in sorted(folder.glob("test_*.py"))}
-    return {f"{folder.name}/{path.name}": m.group(1) for path, m in marks.items() if m}
+             for path in sorted(folder.rglob("test_*.py"))}
+    return {f"{folder.name}/{path.relative_to(folder).as_posix()}": m.group(1)
+            for path, m in marks.items() if m}
 
 
 def pytest_xdist_make_scheduler(config, log):
