@@ -19,6 +19,7 @@ sys.modules again, so nothing leaks into the next load.
 from __future__ import annotations
 
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 import threading
@@ -51,8 +52,10 @@ class _Siblings(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return module
 
     def exec_module(self, module):
-        path = self.folder / f"{module.__spec__.name}.py"
-        code = compile(path.read_bytes(), str(path), "exec", dont_inherit=True)
+        # Python's own loader compiles the file, or reads it compiled from __pycache__
+        # (a checker run loads the same chapter modules a hundred times)
+        name, path = module.__spec__.name, self.folder / f"{module.__spec__.name}.py"
+        code = importlib.machinery.SourceFileLoader(name, str(path)).get_code(name)
         exec(code, module.__dict__)
 
 

@@ -91,10 +91,11 @@ class Terminal:
 
 
 def play(argv: list[str], cwd: Path, env: dict[str, str],
-         answers: list[tuple[str, str]], timeout: float = 120) -> tuple[int, str]:
+         answers: list[tuple[str, str]], timeout: float = 120,
+         popen=subprocess.Popen) -> tuple[int, str]:
     """Run a program in a terminal, typing each answer when its question shows:
     answers = [(question, reply), ...], in order. (exit status, the screen)."""
-    term = Terminal(argv, cwd, env)
+    term = Terminal(argv, cwd, env, popen)
     try:
         for question, reply in answers:
             term.expect(question, timeout=timeout)

@@ -165,10 +165,11 @@ def pytest_runtest_protocol(item, nextitem):
         return
     import resource
 
-    def spent():
+    def spent():  # the runs forked warm are the warm interpreter's children
         me, kids = (resource.getrusage(w) for w in (resource.RUSAGE_SELF,
                                                       resource.RUSAGE_CHILDREN))
-        return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime
+        return (me.ru_utime + me.ru_stime,
+                kids.ru_utime + kids.ru_stime + warm.FORKED_CPU[0])
     before = spent()
     yield
     after = spent()
@@ -435,26 +436,46 @@ GUARD = 300.0
 
 def wait_until(condition, unless=lambda: False, guard: float = GUARD) -> bool:
     """Wait for `condition()`: True once it holds; False as soon as `unless()` holds
-    (it can no longer come), or after `guard` seconds (a hang)."""
+    (it can no longer come), or after `guard` seconds (a hang). It looks again after
+    10 ms, then less and less often (at most every 0.2 s): a long wait on a busy
+    machine costs little processor time."""
     import time
-    deadline = time.monotonic() + guard
+    deadline, pause = time.monotonic() + guard, 0.01
     while not condition():
         if unless() or time.monotonic() > deadline:
             return bool(condition())
-        time.sleep(0.02)
+        time.sleep(pause)
+        pause = min(pause * 1.5, 0.2)
     return True
 
 
+def command_lines(pattern: str = "") -> list[str]:
+    """The command lines of the machine's processes that match the regular expression
+    `pattern` (as `pgrep -f` matches them), but this process's. Read from /proc where
+    there is one (no `ps` started each time a test looks), else from `ps`."""
+    if not Path("/proc/self/cmdline").exists():
+        listed = subprocess.run(["ps", "-axo", "pid=,args="], capture_output=True,
+                                text=True).stdout.splitlines()
+        lines = [(pid, args) for pid, _, args in (l.strip().partition(" ") for l in listed)]
+    else:
+        lines = []
+        for pid in (name for name in os.listdir("/proc") if name.isdigit()):
+            try:
+                raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:  # it ended as we looked
+                continue
+            lines.append((pid, raw.rstrip(b"\0").replace(b"\0", b" ").decode(
+                errors="replace")))
+    return [args for pid, args in lines
+            if args and pid != str(os.getpid()) and re.search(pattern, args)]
+
+
 def assert_no_process(pattern: str, within: float = GUARD) -> None:
-    """No process's command line matches `pattern` (pgrep -f): a killed one may take
-    a moment to go, so this waits for it to go (`within`: a guard against a hang,
+    """No process's command line matches `pattern` (as pgrep -f): a killed one may
+    take a moment to go, so this waits for it to go (`within`: a guard against a hang,
     not a claim about speed)."""
-    def gone() -> bool:
-        return not subprocess.run(["pgrep", "-f", pattern], capture_output=True,
-                                  text=True).stdout.strip()
-    if not wait_until(gone, guard=within):
-        left = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-        raise AssertionError(f"still running ({pattern}): {left.stdout.split()}")
+    if not wait_until(lambda: not command_lines(pattern), guard=within):
+        raise AssertionError(f"still running ({pattern}): {command_lines(pattern)}")
 
 
 def clean_env(**extra) -> dict:

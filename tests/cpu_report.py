@@ -4,7 +4,8 @@
     python -m tests.cpu_report /tmp/cpu.jsonl [N]
 
 Each line of the report is one test (conftest.py writes it): processor seconds in the
-test's own process and in the child processes it waited for. Printed: the files by
+test's own process and in the child processes it waited for, its runs forked warm
+among them (tests/warm.py). Printed: the files by
 their total, then the N costliest tests. A worker's collection and start are not in
 it (they are the same for every run: `pytest --collect-only` measures them).
 """

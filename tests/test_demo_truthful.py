@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 
+import warm  # tests/warm.py: chapter runs forked warm
 from conftest import ROOT, clean_env, run_main
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "auto")
@@ -205,7 +206,8 @@ from offline.terminal import PERMISSION, PLAN, play  # noqa: E402
 def played(chapter: str, tmp_path: Path, answers: list[tuple[str, str]]) -> str:
     argv = [sys.executable, str(ROOT / chapter / "code.py"), "--offline",
             "--permission-mode", "default"]
-    status, screen = play(argv, tmp_path, clean_env(TMPDIR=str(tmp_path)), answers)
+    status, screen = play(argv, tmp_path, clean_env(TMPDIR=str(tmp_path)), answers,
+                          popen=warm.Popen)
     assert status == 0, screen[-3000:]
     return screen
 

@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
@@ -34,6 +35,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+import warm  # tests/warm.py: chapter runs forked warm
 from conftest import ROOT, load_chapter
 
 sys.path.insert(0, str(ROOT / "docs" / "_hooks"))
@@ -95,6 +97,12 @@ def site(tmp_path_factory, worker_id) -> Path:
 
 def build_site(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
+    # The demos' transcripts first, into the cache the build reads (.cache/docs/), each
+    # demo forked from this worker's warm interpreter (tests/warm.py): ~1 processor-
+    # second a demo, not the ~5 of a fresh `python`. The build then runs none.
+    with ThreadPoolExecutor(max_workers=len(WITH_CODE)) as pool:
+        list(pool.map(lambda c: transcripts.cached_demo(
+            c, transcripts.demo_fingerprint(c), popen=warm.Popen), WITH_CODE))
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env["NO_MKDOCS_2_WARNING"] = "1"
     proc = subprocess.run(
@@ -1068,7 +1076,7 @@ def test_the_demo_is_current_with_bubblewrap_and_without(tmp_path, monkeypatch):
             continue  # no sandbox can start here: only the run without it is tried
         assert ("bwrap is not installed" in found) == (way == "without"), found
         keys[way] = transcripts.demo_fingerprint(chapter)
-        ran = transcripts.cached_demo(chapter, keys[way])
+        ran = transcripts.cached_demo(chapter, keys[way], popen=warm.Popen)
         assert ("bwrap is not installed" in ran) == (way == "without"), way
         assert transcripts.comparable(ran) == transcripts.comparable(recorded), way
     assert len(set(keys.values())) == len(keys), "the cache key ignores the sandbox"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+import warm  # tests/warm.py: chapter runs forked warm
 from conftest import (ROOT, call_tool, chapter_params, load_chapter, result_text,
                       run_agent, run_cli, sent_tool_results, teaching_and_last)
 from conftest import sandbox_missing_by_default, the_agent
@@ -290,7 +291,8 @@ def test_with_bubblewrap_the_demo_runs_confined(sandboxed):
     import transcripts
     chapter = sandboxed.__name__.split(".")[0]
     assert "confined" in transcripts.sandbox_here(chapter)
-    ran = transcripts.cached_demo(chapter, transcripts.demo_fingerprint(chapter))
+    ran = transcripts.cached_demo(chapter, transcripts.demo_fingerprint(chapter),
+                                  popen=warm.Popen)
     assert "sandbox: shell commands run confined" in ran  # (status 0, or it raised)
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (assert_no_process, call_tool, chapter_params, load_chapter,
-                      result_text, run_cli, sent_tool_results, teaching_and_last,
+from conftest import (assert_no_process, call_tool, chapter_params, command_lines,
+                      load_chapter, result_text, run_cli, sent_tool_results, teaching_and_last,
                       wait_until)
 from conftest import beside, gate, sandbox_missing_by_default, the_agent
 from offline.server import reply, tool_use
@@ -280,11 +280,9 @@ def test_a_fork_bomb_holds_only_its_share(run):
     ran_all(outputs, commands)
     memory, processes = outputs[1].split()[:2]
     assert memory == "4194304" and int(processes) < 100_000  # set, not unlimited
-    def left() -> list:
-        return subprocess.run(["pgrep", "-f", name], capture_output=True,
-                              text=True).stdout.split()
     # the kernel takes a moment to reap what it killed: wait until it has
-    assert wait_until(lambda: not left()), f"processes left behind: {len(left())}"
+    assert wait_until(lambda: not command_lines(name)), (
+        f"processes left behind: {len(command_lines(name))}")
 
 
 
@@ -301,8 +299,7 @@ def test_a_child_that_left_the_group_is_killed_too(mod):
          f"'961.{marker}'], start_new_session=True); time.sleep(960)"],
         start_new_session=True)
     # until it runs; its sleep outlasts conftest's GUARD: gone, it was killed
-    assert wait_until(lambda: subprocess.run(["pgrep", "-f", f"sleep 961.{marker}"],
-                                             capture_output=True).stdout)
+    assert wait_until(lambda: command_lines(f"sleep 961.{marker}"))
     mod.kill_group(leader)
     assert_no_process(f"sleep 961.{marker}")
 

@@ -25,6 +25,7 @@ from conftest import (
     call_tool,
     chapter_params,
     clean_env,
+    command_lines,
     load_chapter,
     result_text,
     run_agent,
@@ -376,8 +377,7 @@ def test_kill_or_a_closed_terminal_leaves_no_process(chapter, workspace, server,
                           unless=lambda: proc.poll() is not None), (
             "the call never reached the server")
         if chapter >= "s06":  # the background command runs: it could outlive us
-            running = subprocess.run(["pgrep", "-f", f"sleep 961.{marker}"], check=False)
-            assert running.returncode == 0
+            assert command_lines(f"sleep 961.{marker}")
         proc.send_signal(signum)  # the server is busy: it will not end on its own
         out, err = proc.communicate(timeout=GUARD)
     finally:

@@ -13,12 +13,12 @@ before its result, and nothing may print twice or after the turn's last line.
 """
 
 import os
-import subprocess
+import re
 import sys
 
 import pytest
 
-from conftest import GUARD, ROOT, clean_env, wait_until
+from conftest import GUARD, ROOT, clean_env, command_lines, wait_until
 from offline.server import reply, routed, tool_use
 
 pytest.importorskip("pty", reason="pseudo-terminals are POSIX only")
@@ -38,9 +38,7 @@ AT_A_TERMINAL = ("import fcntl, os, sys, termios; "
 
 
 def running(marker: str) -> bool:
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True,
-                        check=True).stdout
-    return any(marker in line and "ps -eo" not in line for line in ps.splitlines())
+    return bool(command_lines(re.escape(marker)))
 
 
 def agent_call(description: str, index: int) -> dict:

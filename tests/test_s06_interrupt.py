@@ -6,6 +6,7 @@ gone, every call must still get a tool_result, and the REPL must go on.
 """
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -14,8 +15,8 @@ import warm  # tests/warm.py: chapter runs forked warm
 
 import pytest
 
-from conftest import (GUARD, ROOT, chapter_params, clean_env, result_text,
-                      sent_tool_results, wait_until)
+from conftest import (GUARD, ROOT, chapter_params, clean_env, command_lines,
+                      result_text, sent_tool_results, wait_until)
 from offline.server import reply, tool_use
 
 
@@ -31,8 +32,7 @@ def chapter(request):
 
 def running(marker: str) -> list[str]:
     """Command lines of the processes that contain `marker`."""
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    return [line for line in ps.splitlines() if marker in line and "ps -eo" not in line]
+    return command_lines(re.escape(marker))
 
 
 def wait_for(condition, proc=None):

@@ -175,25 +175,28 @@ def parallel_calls_sorted(lines: list[str]) -> list[str]:
     return out
 
 
-def run_demo(chapter: str, root: Path = ROOT) -> str:
-    """Run `python sNN/code.py --offline` as a learner would; return what it printed."""
+def run_demo(chapter: str, root: Path = ROOT, popen=subprocess.Popen) -> str:
+    """Run `python sNN/code.py --offline` as a learner would; return what it printed.
+    (`popen`: how to start it; the tests pass their warm one, tests/warm.py.)"""
     with tempfile.TemporaryDirectory(prefix="docs-demo-") as tmp:
         argv = [sys.executable, str(root / chapter / "code.py"), "--offline"]
         if chapter in ANSWERS:
             status, screen = play(argv, Path(tmp), demo_environment(tmp), ANSWERS[chapter],
-                                  timeout=DEMO_TIMEOUT)
+                                  timeout=DEMO_TIMEOUT, popen=popen)
             if status != 0:
                 raise RuntimeError(f"exit status {status}\n{screen[-2000:]}")
             return normalise_transcript(screen, tmp)
-        proc = subprocess.run(
-            [sys.executable, str(root / chapter / "code.py"), "--offline"],
-            cwd=tmp, env=demo_environment(tmp), stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, encoding="utf-8", errors="replace",
-            timeout=DEMO_TIMEOUT,
-        )
+        with popen(argv, cwd=tmp, env=demo_environment(tmp), stdin=subprocess.DEVNULL,
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                   encoding="utf-8", errors="replace") as proc:
+            try:
+                out, err = proc.communicate(timeout=DEMO_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise
         if proc.returncode != 0:
-            raise RuntimeError(f"exit status {proc.returncode}\n{proc.stderr[-2000:]}")
-        return normalise_transcript(proc.stdout + proc.stderr, tmp)
+            raise RuntimeError(f"exit status {proc.returncode}\n{err[-2000:]}")
+        return normalise_transcript(out + err, tmp)
 
 
 def sandbox_here(chapter: str, root: Path = ROOT) -> str:
@@ -220,7 +223,7 @@ def demo_fingerprint(chapter: str, root: Path = ROOT) -> str:
     return h.hexdigest()
 
 
-def cached_demo(chapter: str, key: str) -> str:
+def cached_demo(chapter: str, key: str, popen=subprocess.Popen) -> str:
     """The demo's transcript, from the cache, else run and cached. One process at a
     time runs a given demo (a lock file beside it): the site's build and the tests,
     run side by side on a fresh clone, each wait for the other's run, not run it
@@ -233,7 +236,7 @@ def cached_demo(chapter: str, key: str) -> str:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if path.is_file():  # another process ran it while this one waited
             return path.read_text(encoding="utf-8")
-        text = run_demo(chapter)
+        text = run_demo(chapter, popen=popen)
         for old in CACHE.glob(f"{chapter}-*.txt"):  # keep one per chapter
             old.unlink(missing_ok=True)
         partial = path.with_suffix(".part")

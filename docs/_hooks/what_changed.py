@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
 from pathlib import Path
 
@@ -33,6 +34,7 @@ SLUG = slugify(case="lower")  # mkdocs.yml's toc slugify: ids as GitHub makes th
 OPEN_UP_TO = 40            # a section diff this long or shorter starts open
 
 
+@functools.lru_cache(maxsize=64)  # a build asks for each file's again and again
 def docstring_lines(source: str) -> tuple[int, int]:
     """(first line index, number of lines) of the module docstring; (0, 0) if none."""
     body = ast.parse(source).body
