@@ -27,7 +27,7 @@ def resolve_path(path: str) -> Path:
     full = Path.cwd().resolve() / Path(path).expanduser()
     try:
         return full.resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # a loop; a NUL byte (no such file)
         return Path(os.path.normpath(full))
 
 

@@ -2658,6 +2658,7 @@ class ToolRunner:
         """Every call's tool_result, in call order, and whether Ctrl-C cut in."""
         outcomes = [None] * len(blocks)  # (output, is_error) per call
         index, inline, interrupted = 0, None, False  # inline: the unsafe call run here
+        names = [printable(b.name) for b in blocks]  # for each batch's line
         early = ", ".join(b.name for b in blocks[:len(self.futures)])
         if early and not self.agent.depth:  # the main agent's head start, on its line
             say(f"  [reply complete: {early} started while it streamed]")
@@ -2675,8 +2676,7 @@ class ToolRunner:
                 else:  # an unsafe call runs alone, in this thread
                     inline = span[0]
                     outcomes[inline] = self.run(inline, blocks[inline], alone=True)
-                show_batch(number, span, [printable(b.name) for b in blocks],
-                           self.spans, began, bool(early))
+                show_batch(number, span, names, self.spans, began, bool(early))
         except KeyboardInterrupt:
             for i, future in self.futures.items():  # what finished before Ctrl-C counts
                 if outcomes[i] is None and future.done():

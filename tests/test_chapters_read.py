@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import re
 import subprocess
 import sys
@@ -70,6 +71,7 @@ def banners(chapter: str, file: str = "code.py") -> list[tuple[int, str, str]]:
             if (m := BANNER.match(line))]
 
 
+@functools.lru_cache(maxsize=None)  # read-only: many tests ask for the same file's
 def definitions(chapter: str, file: str = "code.py") -> dict[str, tuple[int, str]]:
     """Top-level names -> (line, source text): functions, classes, assignments, and
     each tool's register call (as `register:NAME`)."""

@@ -15,7 +15,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import GUARD, ROOT, load_chapter, teaching_and_last, where_it_lives
@@ -114,6 +114,9 @@ RULES = st.lists(st.sampled_from(["Bash", "Bash(ls *)", "Read(./.env)", "Edit(**
     ["default", "acceptEdits", "plan", "bypassPermissions", "bogus"]),
     allow=RULES, deny=RULES, key=st.sampled_from(["command", "file_path", "url",
                                                   "pattern", "path"]))
+# found by this test: a NUL byte in a path made resolve_path raise (pathlib's ValueError)
+@example(tool="read_file", command="\x00", junk=None, mode="default", allow=[], deny=[],
+         key="file_path")
 def test_no_exception_escapes_decide_permission(mod, workspace, tool, command, junk,
                                                 mode, allow, deny, key):
     """The decision the gate calls (decide_permission: check_permission asks it, and
