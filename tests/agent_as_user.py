@@ -115,11 +115,14 @@ def python_for(uid: int) -> tuple[str, dict, Path] | None:
     mirror = Path(tempfile.mkdtemp(prefix="agent-course-mirror-", dir="/var/tmp"))
     mirror.chmod(0o755)
     atexit.register(shutil.rmtree, mirror, True)
-    link = {"copy_function": hard_link_or_copy, "symlinks": True,
-            "ignore": shutil.ignore_patterns("__pycache__")}
+    link = {"copy_function": hard_link_or_copy, "symlinks": True}
+    # the packages with their compiled files (a link keeps each source's time, so
+    # Python takes them): without them every start compiled anthropic, pydantic and
+    # mcp anew, ~5 processor-seconds (the runs write none: PYTHONDONTWRITEBYTECODE)
     shutil.copytree(site, mirror / "site", **link)
     for folder in [*ROOT.glob("s0*_*"), ROOT / "offline"]:
-        shutil.copytree(folder, mirror / "course" / folder.name, **link)
+        shutil.copytree(folder, mirror / "course" / folder.name,
+                        ignore=shutil.ignore_patterns("__pycache__"), **link)
     (mirror / "course" / "tests").mkdir()
     shutil.copy(__file__, mirror / "course" / "tests")
     return system, {"PYTHONPATH": str(mirror / "site")}, mirror / "course"

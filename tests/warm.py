@@ -421,6 +421,12 @@ def command(script: str, *args: str) -> list:
 
 def launch(path: str, argv: list) -> None:
     """The launcher's life: the fork runs argv as this process would have."""
+    passed = [getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT",
+                                                  "SIGUSR1", "SIGUSR2")]
+    # subtle: held until the run's pid is known, else a SIGTERM that came meanwhile
+    # (the run may print, and be told to stop, before this line) ended this launcher
+    # alone and left the run behind (a busy machine's run of test_warm caught it)
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, passed)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     request = {"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "session": False}
     try:
@@ -430,13 +436,15 @@ def launch(path: str, argv: list) -> None:
     except OSError:
         pid = None
     if pid is None:  # cold: become the run itself
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.execv(sys.executable, [sys.executable, *argv])
 
     def pass_on(signum, _frame):
         with contextlib.suppress(OSError):
             os.kill(pid, signum)
-    for name in ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2"):
-        signal.signal(getattr(signal, name), pass_on)
+    for signum in passed:
+        signal.signal(signum, pass_on)
+    signal.pthread_sigmask(signal.SIG_SETMASK, held)  # what came meanwhile goes on now
     answer = conn.recv(4096)
     code = os.waitstatus_to_exitcode(json.loads(answer)["status"]) if answer else 1
     if code < 0:
