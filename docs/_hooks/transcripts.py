@@ -157,15 +157,14 @@ PARALLEL = re.compile(r"^  batch \d+ · (\d+) calls in parallel")
 
 def parallel_calls_sorted(lines: list[str]) -> list[str]:
     """The calls of a parallel batch (s06) are shown as each ends, in whichever order
-    they end: sort the batch's call blocks (a `> call` line and its indented lines)."""
+    they end, and an agent call's answer may come after another call's lines (its
+    call line showed when its subagent started): sort the batch's lines (the tests
+    of s06 check which line stands under which call)."""
     out: list[str] = []
     starts: list[int] = []  # where each call block of the current stretch starts
     for line in lines:
         if (found := PARALLEL.match(line)) and len(starts) >= int(found[1]):
-            first = starts[-int(found[1])]
-            ends = starts[-int(found[1]):][1:] + [len(out)]
-            blocks = [out[a:b] for a, b in zip(starts[-int(found[1]):], ends)]
-            out[first:] = [ln for block in sorted(blocks) for ln in block]
+            out[starts[-int(found[1])]:] = sorted(out[starts[-int(found[1])]:])
             starts = []
         elif line.startswith("> "):
             starts.append(len(out))
